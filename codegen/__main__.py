@@ -1,0 +1,5 @@
+import sys
+
+from codegen.main import main
+
+sys.exit(main())

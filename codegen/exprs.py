@@ -1,0 +1,353 @@
+"""The registry's small expression language: parse, type-check, render to C++.
+
+    launch:          aclnnAdds(self, item(other), alpha, out)
+    out.size:        broadcast(self, other)
+    out.dtype:       dtype or sum_type(self)
+
+Every expression has a kind (tensor, scalar, int_array, dtype, ...). A launch
+argument must fit its prototype parameter's C type; an output size must be a
+size list, an output dtype a ScalarType. Mismatches are registry errors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codegen.model import Call, Expr, Literal, Name, Or
+from codegen.schemas import OpSchema
+
+
+class ExprError(Exception):
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+
+# ---- parsing -------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(?:(?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_]\w*)|(?P<punct>[(),]))")
+
+
+def _tokenize(text: str) -> list[str]:
+    tokens, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None or match.end() == pos:
+            raise ExprError(f"cannot read `{text}` at `{text[pos:]}`", "write name, literal or func(arg, ...)")
+        tokens.append(match.group(match.lastgroup))
+        pos = match.end()
+    return tokens
+
+
+def parse_expr(text: object) -> Expr:
+    if isinstance(text, bool) or isinstance(text, (int, float)):
+        return Literal(text)
+    if not isinstance(text, str) or not text.strip():
+        raise ExprError(f"expected an expression, found {text!r}", "write name, literal or func(arg, ...)")
+    tokens = _tokenize(text)
+    expr, rest = _parse_or(tokens, text)
+    if rest:
+        raise ExprError(f"unexpected `{' '.join(rest)}` in `{text}`", "check the parentheses and commas")
+    return expr
+
+
+def _parse_or(tokens: list[str], text: str) -> tuple[Expr, list[str]]:
+    first, rest = _parse_term(tokens, text)
+    if rest and rest[0] == "or":
+        fallback, rest = _parse_or(rest[1:], text)
+        return Or(first, fallback), rest
+    return first, rest
+
+
+def _parse_term(tokens: list[str], text: str) -> tuple[Expr, list[str]]:
+    if not tokens:
+        raise ExprError(f"`{text}` ends early", "complete the expression")
+    head, rest = tokens[0], tokens[1:]
+    if head in ("true", "false"):
+        return Literal(head == "true"), rest
+    if re.fullmatch(r"-?\d+", head):
+        return Literal(int(head)), rest
+    if re.fullmatch(r"-?[\d.eE+-]+", head):
+        return Literal(float(head)), rest
+    if not re.fullmatch(r"[A-Za-z_]\w*", head):
+        raise ExprError(f"unexpected `{head}` in `{text}`", "write name, literal or func(arg, ...)")
+    if not rest or rest[0] != "(":
+        return Name(head), rest
+    args: list[Expr] = []
+    rest = rest[1:]
+    if rest and rest[0] == ")":
+        return Call(head, ()), rest[1:]
+    while True:
+        arg, rest = _parse_or(rest, text)
+        args.append(arg)
+        if not rest:
+            raise ExprError(f"missing `)` in `{text}`", "close the call")
+        if rest[0] == ")":
+            return Call(head, tuple(args)), rest[1:]
+        if rest[0] != ",":
+            raise ExprError(f"expected `,` or `)` in `{text}`, found `{rest[0]}`", "separate arguments with commas")
+        rest = rest[1:]
+
+
+def parse_launch(text: object) -> Call:
+    expr = parse_expr(text)
+    if not isinstance(expr, Call) or not expr.func.startswith("aclnn"):
+        raise ExprError(f"`{text}` is not a launch", "write aclnnX(arg, ...) with the entry point's arguments in order")
+    return expr
+
+
+def show(expr: Expr) -> str:
+    if isinstance(expr, Name):
+        return expr.name
+    if isinstance(expr, Literal):
+        return "true" if expr.value is True else "false" if expr.value is False else repr(expr.value)
+    if isinstance(expr, Or):
+        return f"{show(expr.first)} or {show(expr.fallback)}"
+    return f"{expr.func}({', '.join(show(a) for a in expr.args)})"
+
+
+# ---- kinds ---------------------------------------------------------------------
+
+KIND_WORDS = {
+    "tensor": "a Tensor",
+    "optional_tensor": "an optional Tensor",
+    "tensor_list": "a Tensor list",
+    "scalar": "a Scalar",
+    "int": "an int",
+    "symint": "a SymInt",
+    "float": "a float",
+    "bool": "a bool",
+    "dtype": "a ScalarType",
+    "optional_dtype": "an optional ScalarType",
+    "int_array": "an int array",
+    "symint_array": "a SymInt array",
+    "optional_int_array": "an optional int array",
+    "int_vector": "an int array",
+    "sizes": "a size list",
+    "device": "a Device",
+    "optional_device": "an optional Device",
+    "int_literal": "an int literal",
+    "float_literal": "a float literal",
+    "bool_literal": "a bool literal",
+    "other": "a value ACLNN does not take",
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    cpp: str
+    kind: str
+    is_output: bool = False  # may be written: the allocated output or a Tensor(a!) argument
+
+
+# What each prototype parameter type accepts.
+_INT_TYPES = ("int64_t", "int32_t", "int16_t", "int8_t", "uint64_t", "uint32_t", "uint8_t")
+PARAM_FITS: dict[str, tuple[str, ...]] = {
+    "const aclTensor*": ("tensor", "optional_tensor"),
+    "aclTensor*": ("tensor",),
+    "const aclScalar*": ("scalar", "int_literal", "float_literal", "bool_literal"),
+    "const aclIntArray*": ("int_array", "symint_array", "optional_int_array", "int_vector"),
+    "const aclTensorList*": ("tensor_list",),
+    "aclTensorList*": ("tensor_list",),
+    "aclDataType": ("dtype",),
+    "double": ("float", "float_literal", "int_literal"),
+    "float": ("float", "float_literal", "int_literal"),
+    "bool": ("bool", "bool_literal"),
+    **{t: ("int", "symint", "int_literal") for t in _INT_TYPES},
+}
+PARAM_TYPES = tuple(PARAM_FITS) + ("const aclDataType",)
+
+
+def param_base(ctype: str) -> str:
+    """A by-value parameter's top-level const does not change what it accepts."""
+    return ctype[len("const "):] if ctype == "const aclDataType" else ctype
+
+
+# Output dtype constants.
+DTYPE_CONSTANTS = {
+    "bool": "at::kBool",
+    "uint8": "at::kByte",
+    "int8": "at::kChar",
+    "int16": "at::kShort",
+    "int32": "at::kInt",
+    "int64": "at::kLong",
+    "float16": "at::kHalf",
+    "bfloat16": "at::kBFloat16",
+    "float32": "at::kFloat",
+    "float64": "at::kDouble",
+    "default_float": "c10::get_default_dtype_as_scalartype()",
+}
+
+
+@dataclass(frozen=True)
+class Func:
+    roles: tuple[str, ...]  # where it may be used: launch, size, dtype
+    params: tuple[tuple[str, ...], ...]  # accepted kinds per argument
+    result: str
+    cpp: str  # format string over the rendered arguments
+    include: str | None = None  # the header it needs
+    doc: str = ""
+
+
+FUNCS: dict[str, Func] = {
+    "item": Func(("launch",), (("tensor",),), "scalar", "{0}.item()",
+                 doc="the value of a CPU 0-dim tensor (a Python number), passed as an aclScalar"),
+    "scalar_type": Func(("launch",), (("tensor",),), "dtype", "{0}.scalar_type()", doc="a tensor's dtype"),
+    "reduction_dims": Func(("launch",), (("int_array", "optional_int_array"), ("tensor",)), "int_vector",
+                           "flagos::gen::reduction_dims({0}, {1})",
+                           doc="the dims to reduce: all of them when `dim` is absent or empty"),
+    "broadcast": Func(("size",), (("tensor",), ("tensor",)), "sizes", "at::infer_size({0}.sizes(), {1}.sizes())",
+                      include="ATen/ExpandUtils.h", doc="the broadcast of two tensors' sizes"),
+    "reduced": Func(("size",), (("tensor",), ("int_array", "optional_int_array"), ("bool",)), "sizes",
+                    "flagos::gen::reduced_sizes({0}, {1}, {2})", doc="sizes after reducing dims (keepdim keeps 1s)"),
+    "matmul": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::matmul_sizes({0}, {1})",
+                   doc="the product's sizes: dot [], mv [n], mm [n, p], bmm [b, n, p]"),
+    "arange": Func(("size",), (("scalar",), ("scalar",), ("scalar",)), "sizes",
+                   "flagos::gen::arange_sizes({0}, {1}, {2})", doc="[ceil((end - start) / step)]"),
+    "result_type": Func(("dtype",), (("tensor", "scalar"), ("tensor", "scalar")), "dtype", "at::result_type({0}, {1})",
+                        include="ATen/ops/result_type.h", doc="type promotion, wrapped numbers included"),
+    "to_float": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::to_float({0})",
+                     doc="integral and bool types become the default float type"),
+    "sum_type": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::sum_type({0})",
+                     doc="integral and bool types accumulate in int64"),
+    "softmax_type": Func(("dtype",), (("tensor",), ("bool",)), "dtype", "flagos::gen::softmax_type({0}, {1})",
+                         doc="float32 for a half input with half_to_float, else the input's type"),
+    "arange_type": Func(("dtype",), (("scalar",), ("scalar",), ("scalar",)), "dtype",
+                        "flagos::gen::arange_type({0}, {1}, {2})",
+                        doc="int64 when all bounds are integral, else the default float type"),
+    "full_type": Func(("dtype",), (("scalar",),), "dtype", "flagos::gen::full_type({0})",
+                      doc="bool, int64, complex or the default float type, after the fill value"),
+}
+
+
+class Scope:
+    """The names an expression may use: the op's arguments, and `out` where allocated."""
+
+    def __init__(self, schema: OpSchema, allocated_out: bool):
+        self.schema = schema
+        self.allocated_out = allocated_out
+
+    def lookup(self, name: str, role: str) -> Value:
+        if name == "out" and self.allocated_out:
+            if role != "launch":
+                raise ExprError("`out` is the output being described", "describe the output from the inputs")
+            return Value("out", "tensor", is_output=True)
+        arg = self.schema.argument(name)
+        if arg is None:
+            if role == "dtype" and name in DTYPE_CONSTANTS:
+                return Value(DTYPE_CONSTANTS[name], "dtype")
+            known = ", ".join(a.name for a in self.schema.arguments)
+            extra = " and `out` (the allocated output)" if self.allocated_out else ""
+            raise ExprError(f"`{name}` is not an argument of {self.schema.name}",
+                            f"use one of: {known}{extra}")
+        return Value(name, arg.kind, is_output=arg.is_mutable)
+
+
+def _coerce(value: Value, wanted: tuple[str, ...]) -> Value | None:
+    """`value` as one of the `wanted` kinds, or None."""
+    if value.kind in wanted:
+        return value
+    if value.kind == "bool_literal" and "bool" in wanted:
+        return Value("true" if value.cpp == "true" else "false", "bool")
+    if value.kind in ("int_literal", "float_literal", "bool_literal") and "scalar" in wanted:
+        literal = f"int64_t{{{value.cpp}}}" if value.kind == "int_literal" else value.cpp
+        return Value(f"at::Scalar({literal})", "scalar")
+    if value.kind == "tensor" and "dtype" in wanted:
+        return Value(f"{value.cpp}.scalar_type()", "dtype")
+    if "sizes" in wanted:
+        if value.kind == "tensor":
+            return Value(f"{value.cpp}.sizes()", "sizes")
+        if value.kind in ("int_array", "int_vector"):
+            return Value(value.cpp, "sizes")
+        if value.kind == "symint_array":
+            return Value(f"C10_AS_INTARRAYREF_SLOW({value.cpp})", "sizes")
+    return None
+
+
+def evaluate(expr: Expr, scope: Scope, role: str, includes: set[str]) -> Value:
+    """Types and renders `expr`; raises ExprError."""
+    if isinstance(expr, Literal):
+        value = expr.value
+        if isinstance(value, bool):
+            return Value("true" if value else "false", "bool_literal")
+        if isinstance(value, int):
+            return Value(str(value), "int_literal")
+        return Value(repr(float(value)), "float_literal")
+    if isinstance(expr, Name):
+        return scope.lookup(expr.name, role)
+    if isinstance(expr, Or):
+        first = evaluate(expr.first, scope, role, includes)
+        if not first.kind.startswith("optional_"):
+            raise ExprError(f"`{show(expr.first)}` is {KIND_WORDS[first.kind]}, not optional",
+                            f"use `{show(expr.first)}` alone")
+        fallback = _coerce(evaluate(expr.fallback, scope, role, includes), (first.kind[len("optional_"):],))
+        if fallback is None:
+            raise ExprError(f"`{show(expr.fallback)}` does not fit `{show(expr.first)}`",
+                            f"write a fallback of the same type as `{show(expr.first)}`")
+        return Value(f"{first.cpp}.value_or({fallback.cpp})", fallback.kind)
+    func = FUNCS.get(expr.func)
+    usable = ", ".join(name for name, f in sorted(FUNCS.items()) if role in f.roles)
+    if func is None:
+        raise ExprError(f"unknown function `{expr.func}`", f"use one of: {usable}")
+    if role not in func.roles:
+        raise ExprError(f"`{expr.func}` belongs in a {' or '.join(func.roles)} rule, not a {role} one",
+                        f"use one of: {usable}")
+    if len(expr.args) != len(func.params):
+        raise ExprError(f"`{show(expr)}` takes {len(func.params)} argument(s), not {len(expr.args)}",
+                        f"write {expr.func}({', '.join('/'.join(p) for p in func.params)})")
+    rendered = []
+    for position, (arg, accepted) in enumerate(zip(expr.args, func.params), 1):
+        value = _coerce(evaluate(arg, scope, "dtype" if "dtype" in accepted else role, includes), accepted)
+        if value is None:
+            words = " or ".join(KIND_WORDS[k] for k in accepted)
+            raise ExprError(f"argument {position} of `{show(expr)}` must be {words}",
+                            f"pass {words} as argument {position}")
+        rendered.append(value.cpp)
+    if func.include:
+        includes.add(func.include)
+    return Value(func.cpp.format(*rendered), func.result)
+
+
+def render_rule(expr: Expr, scope: Scope, role: str, includes: set[str]) -> str:
+    """An output size (role "size") or dtype (role "dtype") rule as C++."""
+    wanted = "sizes" if role == "size" else "dtype"
+    value = evaluate(expr, scope, role, includes)
+    coerced = _coerce(value, (wanted,))
+    if coerced is None:
+        raise ExprError(f"`{show(expr)}` is {KIND_WORDS[value.kind]}, not {KIND_WORDS[wanted]}",
+                        "see docs/codegen.md for the size and dtype rules")
+    return coerced.cpp
+
+
+def render_launch_arg(expr: Expr, scope: Scope, ctype: str, includes: set[str]) -> str:
+    """One launch argument as C++, checked against its parameter's C type."""
+    value = evaluate(expr, scope, "launch", includes)
+    base = param_base(ctype)
+    fits = PARAM_FITS[base]
+    coerced = _coerce(value, fits)
+    if coerced is None:
+        accepted = " or ".join(dict.fromkeys(KIND_WORDS[k] for k in fits))
+        raise ExprError(f"`{show(expr)}` is {KIND_WORDS[value.kind]} but the parameter is `{ctype}`",
+                        f"pass {accepted} here")
+    if base == "aclTensor*" and not coerced.is_output:
+        raise ExprError(f"`{show(expr)}` is an input but `{ctype}` is an output parameter",
+                        "pass the allocated `out`, the out= argument or the in-place `self`")
+    if base == "const aclTensor*" and coerced.is_output and scope.allocated_out and show(expr) == "out":
+        raise ExprError("the allocated `out` is passed to an input parameter",
+                        "pass `out` to the entry point's aclTensor* output parameter")
+    if coerced.kind == "int_literal" and base == "const aclScalar*":
+        return f"at::Scalar(int64_t{{{coerced.cpp}}})"
+    if coerced.kind in ("float_literal", "bool_literal") and base == "const aclScalar*":
+        return f"at::Scalar({coerced.cpp})"
+    if coerced.kind in ("int_literal", "float_literal"):
+        return f"{base}{{{coerced.cpp}}}"
+    if coerced.kind == "symint":
+        return f"{coerced.cpp}.expect_int()"
+    if coerced.kind == "symint_array":
+        return f"C10_AS_INTARRAYREF_SLOW({coerced.cpp})"
+    if coerced.kind == "tensor_list" and scope.schema.uses_ilistref:
+        return f"flagos::gen::tensor_vector({coerced.cpp})"
+    return coerced.cpp

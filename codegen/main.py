@@ -1,0 +1,133 @@
+"""`python -m codegen`: validate the registry, then generate, check, report or explain.
+
+Exit codes: 0 success; 1 --check found a stale csrc/generated/ or a lint
+problem (or --explain an op the registry lacks); 2 the registry is invalid
+(every problem listed, nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+
+from codegen import gen_aclnn_header, gen_kernels, gen_support
+from codegen.errors import Problems, RegistryError
+from codegen.file_manager import FileManager
+from codegen.lint import lint_handwritten
+from codegen.model import Registry
+from codegen.registry import Paths, load_registry
+from codegen.report import explain, policy_rows, render_report
+from codegen.resolve import KernelView, resolve_all
+from codegen.schemas import ATenSchemas, aten_schemas
+from codegen.templates import TEMPLATE_DIR, environment
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class Generation:
+    registry: Registry
+    kernels: list[KernelView]
+    files: dict[str, str]  # output file name -> content
+    code: dict[str, str]  # op -> its wrapper's C++
+    shard_files: dict[str, str]  # op -> the file holding it
+
+
+def generate(paths: Paths, schemas: ATenSchemas) -> Generation:
+    """Validates everything, then renders every output in memory; raises RegistryError."""
+    problems = Problems()
+    registry = load_registry(paths, schemas, problems)
+    kernels = resolve_all(registry, schemas, problems)
+    problems.raise_if_any()
+
+    env = environment()
+    yaml_shown = paths.show(paths.yaml_dir)
+    files: dict[str, str] = {}
+    files.update(gen_aclnn_header.render(registry, env, paths.show(paths.aclnn_yaml)))
+    files.update(gen_support.render(env, paths.show(TEMPLATE_DIR)))
+    files.update(gen_kernels.render(kernels, env, f"{yaml_shown}/ops/*.yaml and {yaml_shown}/aclnn.yaml"))
+    code = {k.op: gen_kernels.render_kernel(k, env) for k in kernels}
+    shard_files = {k.op: gen_kernels.shard_file(gen_kernels.shard_of(k.op)) for k in kernels}
+    return Generation(registry, kernels, files, code, shard_files)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen",
+        description="Generate torch_fl's ACLNN kernel wrappers (csrc/generated/) from the registry (yaml/).")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="exit 1 with a diff if csrc/generated/ is stale, or if csrc/handwritten/ fails the lint")
+    mode.add_argument("--report", action="store_true", help="print every op's device policy")
+    mode.add_argument("--explain", metavar="OP", help="print an op's schema, policy and generated C++")
+    parser.add_argument("--format", choices=("md", "json"), default="md", help="--report format (default md)")
+    parser.add_argument("--root", default=REPO_ROOT, help="repository root (default: this checkout)")
+    parser.add_argument("--yaml-dir", help="registry folder (default ROOT/yaml)")
+    parser.add_argument("--out-dir", help="output folder (default ROOT/csrc/generated)")
+    parser.add_argument("--handwritten-dir", help="handwritten kernels for the lint (default ROOT/csrc/handwritten)")
+    return parser
+
+
+def _fix_command(args: argparse.Namespace) -> str:
+    parts = ["python -m codegen"]
+    for flag in ("root", "yaml_dir", "out_dir"):
+        value = getattr(args, flag)
+        if value is not None and not (flag == "root" and value == REPO_ROOT):
+            parts.append(f"--{flag.replace('_', '-')} {value}")
+    return " ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    paths = Paths(args.root, args.yaml_dir)
+    out_dir = os.path.abspath(args.out_dir or os.path.join(paths.root, "csrc", "generated"))
+    handwritten_dir = os.path.abspath(args.handwritten_dir or os.path.join(paths.root, "csrc", "handwritten"))
+    schemas = aten_schemas()
+    try:
+        generation = generate(paths, schemas)
+    except RegistryError as error:
+        print(error.render(), file=sys.stderr)
+        return 2
+
+    files = FileManager(out_dir, paths.show(out_dir))
+    for name, content in sorted(generation.files.items()):
+        files.add(name, content)
+
+    if args.report:
+        sys.stdout.write(render_report(policy_rows(generation.registry, generation.kernels, schemas), args.format))
+        return 0
+    if args.explain:
+        text = explain(args.explain, generation.registry, generation.kernels, schemas, generation.code,
+                       {op: f"{paths.show(out_dir)}/{name}" for op, name in generation.shard_files.items()})
+        if text is None:
+            known = "torch has it, but" if schemas.get(args.explain) else "torch has no such op and"
+            print(f"{args.explain}: {known} the registry neither generates nor lists it as handwritten",
+                  file=sys.stderr)
+            return 1
+        sys.stdout.write(text)
+        return 0
+    if args.check:
+        failed = False
+        diff = files.diff()
+        if diff:
+            sys.stdout.write(diff)
+            print(f"\n{paths.show(out_dir)} does not match the registry and templates; regenerate it with:\n"
+                  f"    {_fix_command(args)}", file=sys.stderr)
+            failed = True
+        lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show)
+        if lint:
+            print(f"handwritten-kernel lint: {len(lint)} problem(s)", file=sys.stderr)
+            for problem in lint:
+                print(problem, file=sys.stderr)
+            failed = True
+        if not failed:
+            print(f"{paths.show(out_dir)} is up to date ({len(generation.kernels)} generated ops, "
+                  f"{len(generation.registry.handwritten)} handwritten); handwritten lint passed")
+        return 1 if failed else 0
+
+    touched = files.write()
+    print(f"{len(generation.kernels)} ops in {len(generation.files)} files: "
+          f"{len(touched)} written{': ' + ', '.join(touched) if touched else ''}")
+    return 0

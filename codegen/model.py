@@ -1,0 +1,165 @@
+"""The registry's data model: small frozen values, parsed once, never mutated.
+
+A registry entry (`OpEntry`) says which ACLNN entry points an ATen overload
+launches, how its arguments map onto them, how its output is allocated and
+which device the launch is guarded on (`DevicePolicy`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where a registry value was written: `file` relative to the repo root, 1-based `line`."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class Guard(str, Enum):
+    """Which device a wrapper makes current for its launch."""
+
+    FIRST_TENSOR = "first-tensor"  # first defined flagos tensor, torchgen's precedence
+    EXPLICIT_ARG = "explicit-arg"  # the device of one named argument
+    NONE = "none"  # no guard: the launch runs on the current device
+
+
+class DeviceCheck(str, Enum):
+    SAME_DEVICE = "same-device"  # all tensors on one device; CPU 0-dim numbers allowed
+    NO_CHECK = "no-check"
+
+
+@dataclass(frozen=True)
+class DevicePolicy:
+    guard: Guard
+    guard_arg: str | None  # the argument named by explicit-arg
+    device_check: DeviceCheck
+    reason: str | None  # mandatory for guard none and for no-check
+
+
+# ---- ACLNN prototypes (yaml/aclnn.yaml) ----------------------------------
+
+
+@dataclass(frozen=True)
+class AclnnParam:
+    ctype: str  # as written in the prototype, e.g. "const aclTensor*"
+    name: str
+
+
+@dataclass(frozen=True)
+class AclnnPrototype:
+    """aclnnXGetWorkspaceSize(params..., uint64_t* workspaceSize, aclOpExecutor** executor)."""
+
+    name: str
+    params: tuple[AclnnParam, ...]
+    loc: Location
+
+
+# ---- expressions -----------------------------------------------------------
+# The registry writes argument mappings and output rules as small call
+# expressions: `aclnnAdds(self, item(other), alpha, out)`,
+# `broadcast(self, other)`, `dtype or sum_type(self)`.
+
+
+@dataclass(frozen=True)
+class Name:
+    name: str
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: bool | int | float
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple["Expr", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    """`optional or fallback`: the optional's value when given."""
+
+    first: "Expr"
+    fallback: "Expr"
+
+
+Expr = Name | Literal | Call | Or
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch: an entry point and the expressions of its arguments, in prototype order."""
+
+    entry: str
+    args: tuple[Expr, ...]
+    text: str  # as written, for messages
+    loc: Location
+
+
+@dataclass(frozen=True)
+class OutputRule:
+    size: Expr | None
+    dtype: Expr | None
+    loc: Location  # the `out:` key
+    size_loc: Location | None
+    dtype_loc: Location | None
+
+
+# ---- registry entries --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One generated ATen overload."""
+
+    op: str  # overload name as in native_functions.yaml: "add.Tensor"
+    shape: str  # kernel shape: which template writes the wrapper
+    launch: Launch
+    # Launched instead when the argument of its item(...) is a CPU 0-dim
+    # tensor (a Python number): `x + 0.5` -> aclnnAdds.
+    wrapped_number: Launch | None
+    out: OutputRule | None
+    policy: DevicePolicy
+    loc: Location
+
+    @property
+    def wrapped_arg(self) -> str | None:
+        """The tensor argument that may arrive as a Python number."""
+        if self.wrapped_number is None:
+            return None
+        for arg in self.wrapped_number.args:
+            if isinstance(arg, Call) and arg.func == "item":
+                return arg.args[0].name  # type: ignore[union-attr]
+        return None
+
+
+@dataclass(frozen=True)
+class HandwrittenEntry:
+    """A kernel written by hand in csrc/handwritten/, declared for the lint and the report."""
+
+    op: str
+    policy: DevicePolicy
+    file: str  # relative to the repo root
+    loc: Location
+
+
+@dataclass(frozen=True)
+class Registry:
+    ops: tuple[OpEntry, ...]  # sorted by op name
+    handwritten: tuple[HandwrittenEntry, ...]  # sorted by op name
+    prototypes: tuple[AclnnPrototype, ...]  # in yaml/aclnn.yaml order
+    inputs: tuple[str, ...]  # the YAML files read, relative to the repo root
+
+    def prototype(self, name: str) -> AclnnPrototype | None:
+        for proto in self.prototypes:
+            if proto.name == name:
+                return proto
+        return None

@@ -1,0 +1,428 @@
+"""Loads and validates the registry: yaml/aclnn.yaml, yaml/ops/*.yaml, yaml/handwritten.yaml.
+
+Every problem is collected (file:line, op, what is wrong, how to fix it);
+`load_registry` raises RegistryError with all of them, or returns a Registry.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+from codegen.errors import Problems
+from codegen.exprs import PARAM_TYPES, ExprError, parse_expr, parse_launch, show
+from codegen.model import (
+    AclnnParam,
+    AclnnPrototype,
+    Call,
+    DeviceCheck,
+    DevicePolicy,
+    Guard,
+    HandwrittenEntry,
+    Launch,
+    Location,
+    Name,
+    OpEntry,
+    OutputRule,
+    Registry,
+)
+from codegen.schemas import ATenSchemas, OpSchema, aten_schemas
+from codegen.shapes import SHAPES
+from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml
+
+OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "guard", "guard_arg", "device_check", "reason")
+OUT_KEYS = ("size", "dtype")
+HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file")
+GUARD_ARG_KINDS = ("tensor", "optional_tensor", "tensor_list", "device", "optional_device")
+
+
+class Paths:
+    """Where the registry lives; locations are shown relative to `root`."""
+
+    def __init__(self, root: str, yaml_dir: str | None = None):
+        self.root = os.path.abspath(root)
+        self.yaml_dir = os.path.abspath(yaml_dir or os.path.join(self.root, "yaml"))
+
+    def show(self, path: str) -> str:
+        path = os.path.abspath(path)
+        rel = os.path.relpath(path, self.root)
+        return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+    @property
+    def aclnn_yaml(self) -> str:
+        return os.path.join(self.yaml_dir, "aclnn.yaml")
+
+    @property
+    def handwritten_yaml(self) -> str:
+        return os.path.join(self.yaml_dir, "handwritten.yaml")
+
+    def op_yamls(self) -> list[str]:
+        return sorted(glob.glob(os.path.join(self.yaml_dir, "ops", "*.yaml")))
+
+
+def _read(path: str, paths: Paths, problems: Problems):
+    """The parsed YAML of `path`, or None after recording why not."""
+    shown = paths.show(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        problems.add(Location(shown, 1), None, f"cannot read: {error.strerror}", "create the file or fix --yaml-dir")
+        return None
+    try:
+        return load_yaml(text)
+    except YamlSyntaxError as error:
+        problems.add(Location(shown, error.line), None, f"YAML syntax error: {error.message}",
+                     "fix the YAML syntax (indentation, quotes, `key: value`)")
+        return None
+
+
+# ---- yaml/aclnn.yaml ---------------------------------------------------------------
+
+_PARAM = re.compile(r"^(?P<ctype>.*?[\s*])(?P<name>[A-Za-z_]\w*)$")
+_ENTRY = re.compile(r"^aclnn[A-Z]\w*$")
+
+
+def _normalize_ctype(text: str) -> str:
+    text = re.sub(r"\s+", " ", text.strip())
+    return re.sub(r"\s*\*", "*", text)
+
+
+def _load_prototypes(paths: Paths, problems: Problems) -> list[AclnnPrototype]:
+    data = _read(paths.aclnn_yaml, paths, problems)
+    shown = paths.show(paths.aclnn_yaml)
+    if data is None:
+        return []
+    if not isinstance(data, LineDict):
+        problems.add(Location(shown, 1), None, "expected a mapping of entry point -> parameter list",
+                     "write `aclnnX: [\"const aclTensor* self\", ...]`")
+        return []
+    prototypes = []
+    for name, params in data.items():
+        loc = Location(shown, data.line_of(name))
+        if not isinstance(name, str) or not _ENTRY.match(name):
+            problems.add(loc, None, f"`{name}` is not an ACLNN entry point name",
+                         "name it aclnnX, as CANN does (aclnnAdd, aclnnInplaceFillScalar)")
+            continue
+        if name.endswith("GetWorkspaceSize"):
+            problems.add(loc, None, f"`{name}`: list the operator, not its phase-1 function",
+                         f"write `{name[: -len('GetWorkspaceSize')]}:`; both phases are declared from it")
+            continue
+        if not isinstance(params, list):
+            problems.add(loc, None, f"{name}: expected a list of parameters", "write [\"const aclTensor* self\", ...]")
+            continue
+        parsed, seen = [], set()
+        for index, text in enumerate(params):
+            line = params.item_lines[index] if isinstance(params, LineList) else loc.line
+            match = _PARAM.match(str(text).strip()) if isinstance(text, str) else None
+            ctype = _normalize_ctype(match.group("ctype")) if match else ""
+            if not match or ctype not in PARAM_TYPES:
+                problems.add(Location(shown, line), None, f"{name}: cannot use parameter `{text}`",
+                             f"write `<type> <name>` with a type among: {', '.join(PARAM_TYPES)}")
+                continue
+            if match.group("name") in seen:
+                problems.add(Location(shown, line), None, f"{name}: parameter `{match.group('name')}` twice",
+                             "give each parameter its own name")
+            seen.add(match.group("name"))
+            parsed.append(AclnnParam(ctype, match.group("name")))
+        prototypes.append(AclnnPrototype(name, tuple(parsed), loc))
+    return prototypes
+
+
+# ---- device policies -----------------------------------------------------------------
+
+
+def _policy(entry: LineDict, schema: OpSchema | None, op: str, shown: str, problems: Problems) -> DevicePolicy | None:
+    def loc(key: str) -> Location:
+        return Location(shown, entry.line_of(key))
+
+    guard_text = entry.get("guard")
+    guards = ", ".join(g.value for g in Guard)
+    if guard_text is None:
+        problems.add(loc("op"), op, "no `guard`: every op states its device policy",
+                     f"add `guard: first-tensor` (or one of: {guards})")
+        return None
+    try:
+        guard = Guard(guard_text)
+    except ValueError:
+        problems.add(loc("guard"), op, f"unknown guard `{guard_text}`", f"use one of: {guards}")
+        return None
+    check_text = entry.get("device_check", DeviceCheck.SAME_DEVICE.value)
+    try:
+        device_check = DeviceCheck(check_text)
+    except ValueError:
+        problems.add(loc("device_check"), op, f"unknown device_check `{check_text}`",
+                     f"use one of: {', '.join(c.value for c in DeviceCheck)}")
+        return None
+    reason = entry.get("reason")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        problems.add(loc("reason"), op, "`reason` is empty", "say in a sentence why the op needs this policy")
+        reason = None
+    guard_arg = entry.get("guard_arg")
+    ok = True
+    if guard is Guard.EXPLICIT_ARG:
+        if guard_arg is None:
+            problems.add(loc("guard"), op, "guard explicit-arg names no argument",
+                         "add `guard_arg: <argument>` (a tensor, a tensor list or the factory's `device`)")
+            ok = False
+        elif schema is not None:
+            arg = schema.argument(str(guard_arg))
+            names = ", ".join(a.name for a in schema.arguments if a.kind in GUARD_ARG_KINDS) or "none"
+            if arg is None:
+                problems.add(loc("guard_arg"), op, f"guard_arg `{guard_arg}` is not an argument of {op}",
+                             f"name one of its tensor or device arguments: {names}")
+                ok = False
+            elif arg.kind not in GUARD_ARG_KINDS:
+                problems.add(loc("guard_arg"), op,
+                             f"guard_arg `{guard_arg}` is a {arg.type}, neither a tensor, a tensor list nor a device",
+                             f"name one of: {names}")
+                ok = False
+    elif guard_arg is not None:
+        problems.add(loc("guard_arg"), op, f"guard_arg is only read by explicit-arg, not by {guard.value}",
+                     "remove `guard_arg` or use `guard: explicit-arg`")
+        ok = False
+    if guard is Guard.FIRST_TENSOR and schema is not None and not schema.first_tensor_candidates():
+        device = " its `device` argument" if schema.argument("device") is not None else " an argument"
+        problems.add(loc("guard"), op, f"guard first-tensor, but {op} has no tensor argument",
+                     f"use `guard: explicit-arg` with `guard_arg:` naming{device}")
+        ok = False
+    if guard is Guard.NONE and reason is None:
+        problems.add(loc("guard"), op, "guard none without a `reason`",
+                     "add `reason:` saying why the launch may run on whatever device is current")
+        ok = False
+    if device_check is DeviceCheck.NO_CHECK and reason is None:
+        problems.add(loc("device_check"), op, "device_check no-check without a `reason`",
+                     "add `reason:` saying why its tensors may live on different devices")
+        ok = False
+    if not ok:
+        return None
+    return DevicePolicy(guard, str(guard_arg) if guard_arg is not None else None, device_check, reason)
+
+
+def _unknown_keys(entry: LineDict, allowed: tuple[str, ...], op: str | None, shown: str, problems: Problems) -> None:
+    for key in entry:
+        if key not in allowed:
+            problems.add(Location(shown, entry.line_of(key)), op, f"unknown key `{key}`",
+                         f"remove it; an entry may have: {', '.join(allowed)}")
+
+
+def _op_name(entry: LineDict, schemas: ATenSchemas, shown: str, problems: Problems) -> tuple[str | None, OpSchema | None]:
+    op = entry.get("op")
+    loc = Location(shown, entry.line_of("op"))
+    if not isinstance(op, str) or not op:
+        problems.add(loc, None, "entry without `op`", "add `op: <overload>` as in native_functions.yaml (add.Tensor)")
+        return None, None
+    schema = schemas.get(op)
+    if schema is None:
+        close = schemas.suggest(op)
+        hint = f"did you mean {', '.join(close)}?" if close else "use the name before `(` in native_functions.yaml"
+        problems.add(loc, op, f"torch {_torch_version()} has no operator `{op}`", hint)
+    return op, schema
+
+
+def _torch_version() -> str:
+    try:
+        import torch
+
+        return torch.__version__.split("+")[0]
+    except Exception:  # pragma: no cover - torch is a requirement
+        return "(installed)"
+
+
+# ---- yaml/ops/*.yaml -----------------------------------------------------------------
+
+
+def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str, AclnnPrototype],
+            problems: Problems) -> Launch | None:
+    text = entry.get(key)
+    loc = Location(shown, entry.line_of(key))
+    try:
+        call = parse_launch(text)
+    except ExprError as error:
+        problems.add(loc, op, f"{key}: {error.message}", error.fix)
+        return None
+    proto = prototypes.get(call.func)
+    if proto is None:
+        problems.add(loc, op, f"{key}: entry point `{call.func}` has no prototype",
+                     f"add `{call.func}:` with its parameters to yaml/aclnn.yaml (from CANN's docs)")
+        return None
+    if len(call.args) != len(proto.params):
+        params = ", ".join(f"{p.ctype} {p.name}" for p in proto.params)
+        problems.add(loc, op, f"{key}: {call.func} takes {len(proto.params)} argument(s), the launch passes {len(call.args)}",
+                     f"pass, in order: {params}")
+        return None
+    return Launch(call.func, call.args, show(call), loc)
+
+
+def _output_rule(entry: LineDict, op: str, shown: str, problems: Problems) -> OutputRule | None:
+    value = entry.get("out")
+    loc = Location(shown, entry.line_of("out"))
+    if value is None:
+        return None
+    if not isinstance(value, LineDict):
+        problems.add(loc, op, "`out` must be a mapping", "write `out:` with `size:` and `dtype:` lines under it")
+        return None
+    _unknown_keys(value, OUT_KEYS, op, shown, problems)
+    rules = {}
+    for key in OUT_KEYS:
+        if key in value:
+            try:
+                rules[key] = parse_expr(value[key])
+            except ExprError as error:
+                problems.add(Location(shown, value.line_of(key)), op, f"out.{key}: {error.message}", error.fix)
+                return None
+    def where(key: str) -> Location | None:
+        return Location(shown, value.line_of(key)) if key in value else None
+
+    return OutputRule(rules.get("size"), rules.get("dtype"), loc, where("size"), where("dtype"))
+
+
+def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, AclnnPrototype],
+              problems: Problems) -> OpEntry | None:
+    line = getattr(entry, "line", 1)
+    if not isinstance(entry, LineDict):
+        problems.add(Location(shown, line), None, "a registry entry must be a mapping", "start it with `- op: <overload>`")
+        return None
+    before = len(problems.items)
+    op, schema = _op_name(entry, schemas, shown, problems)
+    _unknown_keys(entry, OP_KEYS, op, shown, problems)
+    if op is None:
+        return None
+    shape = SHAPES.get(entry.get("shape"))
+    if shape is None:
+        shape_text = entry.get("shape")
+        problems.add(Location(shown, entry.line_of("shape")), op,
+                     f"unknown kernel shape `{shape_text}`" if shape_text else "no `shape`",
+                     f"use one of: {', '.join(SHAPES)}")
+    elif schema is not None:
+        why = shape.check(schema)
+        if why:
+            problems.add(Location(shown, entry.line_of("shape")), op, why,
+                         "pick the shape that matches the op (see docs/codegen.md)")
+    policy = _policy(entry, schema, op, shown, problems)
+    launch = None
+    if "launch" not in entry:
+        problems.add(Location(shown, entry.line), op, "no `launch`", "add `launch: aclnnX(arg, ...)`")
+    else:
+        launch = _launch(entry, "launch", op, shown, prototypes, problems)
+    wrapped = None
+    if "wrapped_number" in entry:
+        wrapped = _launch(entry, "wrapped_number", op, shown, prototypes, problems)
+        loc = Location(shown, entry.line_of("wrapped_number"))
+        if shape is not None and not shape.wrapped_number:
+            problems.add(loc, op, f"shape {shape.name} has no wrapped-number launch",
+                         "remove `wrapped_number` or use shape binary, inplace or out")
+        if wrapped is not None:
+            items = [a for a in wrapped.args if isinstance(a, Call) and a.func == "item"]
+            if len(items) != 1 or not isinstance(items[0].args[0], Name):
+                problems.add(loc, op, "wrapped_number must pass exactly one `item(<tensor>)`",
+                             "write e.g. aclnnAdds(self, item(other), alpha, out)")
+            elif schema is not None and schema.argument(items[0].args[0].name) is None:
+                problems.add(loc, op, f"item({items[0].args[0].name}): {op} has no such argument",
+                             "name the Tensor argument that may be a Python number")
+    out = _output_rule(entry, op, shown, problems)
+    if shape is not None:
+        loc = Location(shown, entry.line_of("out"))
+        if shape.output == "new" and (out is None or out.size is None or out.dtype is None):
+            problems.add(loc, op, f"shape {shape.name} allocates its output: `out` needs `size` and `dtype`",
+                         "add `out:` with `size: <rule>` and `dtype: <rule>` (see docs/codegen.md)")
+        if shape.output == "self" and out is not None:
+            problems.add(loc, op, "an in-place op writes `self`: it allocates no output",
+                         "remove `out`")
+        if shape.output == "out" and (out is None or out.size is None or out.dtype is not None):
+            problems.add(loc, op, "an out= op resizes `out` and keeps its dtype: `out` needs `size` and no `dtype`",
+                         "write `out:` with only `size: <rule>`")
+    if len(problems.items) != before or schema is None or shape is None or policy is None or launch is None:
+        return None
+    return OpEntry(op, shape.name, launch, wrapped, out, policy, Location(shown, entry.line))
+
+
+def _entries(data, shown: str, problems: Problems) -> list:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        problems.add(Location(shown, getattr(data, "line", 1)), None, "expected a list of entries",
+                     "start each entry with `- op: <overload>`")
+        return []
+    return data
+
+
+def _handwritten_entry(entry, shown: str, schemas: ATenSchemas, paths: Paths,
+                       problems: Problems) -> HandwrittenEntry | None:
+    if not isinstance(entry, LineDict):
+        problems.add(Location(shown, getattr(entry, "line", 1)), None, "a handwritten entry must be a mapping",
+                     "start it with `- op: <overload>`")
+        return None
+    before = len(problems.items)
+    op, schema = _op_name(entry, schemas, shown, problems)
+    _unknown_keys(entry, HANDWRITTEN_KEYS, op, shown, problems)
+    if op is None:
+        return None
+    policy = _policy(entry, schema, op, shown, problems)
+    file = entry.get("file")
+    if not isinstance(file, str) or not file:
+        problems.add(Location(shown, entry.line), op, "no `file`",
+                     "add `file: csrc/handwritten/<file>.cpp`, the file that registers it")
+    if len(problems.items) != before or policy is None:
+        return None
+    return HandwrittenEntry(op, policy, file, Location(shown, entry.line))
+
+
+def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Problems | None = None) -> Registry:
+    """The validated registry (its valid entries); raises RegistryError listing every
+    problem, unless the caller passes `problems` to collect more before raising."""
+    schemas = schemas or aten_schemas()
+    raise_here = problems is None
+    problems = problems if problems is not None else Problems()
+    prototypes = _load_prototypes(paths, problems)
+    by_name = {p.name: p for p in prototypes}
+    inputs = [paths.show(paths.aclnn_yaml)]
+
+    ops: dict[str, OpEntry] = {}
+    first_seen: dict[str, Location] = {}
+    op_files = paths.op_yamls()
+    if not op_files:
+        problems.add(Location(paths.show(os.path.join(paths.yaml_dir, "ops")), 1), None, "no registry files",
+                     "add yaml/ops/<family>.yaml files")
+    for path in op_files:
+        shown = paths.show(path)
+        inputs.append(shown)
+        for entry in _entries(_read(path, paths, problems), shown, problems):
+            if isinstance(entry, LineDict) and isinstance(entry.get("op"), str):
+                name, loc = entry["op"], Location(shown, entry.line)
+                if name in first_seen:
+                    problems.add(loc, name, f"{name} is registered twice (first at {first_seen[name]})",
+                                 "keep one entry per ATen overload")
+                    continue
+                first_seen[name] = loc
+            parsed = _op_entry(entry, shown, schemas, by_name, problems)
+            if parsed is not None:
+                ops[parsed.op] = parsed
+
+    handwritten: dict[str, HandwrittenEntry] = {}
+    if os.path.exists(paths.handwritten_yaml):
+        shown = paths.show(paths.handwritten_yaml)
+        inputs.append(shown)
+        for entry in _entries(_read(paths.handwritten_yaml, paths, problems), shown, problems):
+            parsed = _handwritten_entry(entry, shown, schemas, paths, problems)
+            if parsed is None:
+                continue
+            if parsed.op in handwritten:
+                problems.add(parsed.loc, parsed.op, f"{parsed.op} is listed twice (first at {handwritten[parsed.op].loc})",
+                             "keep one entry per ATen overload")
+            elif parsed.op in first_seen:
+                problems.add(parsed.loc, parsed.op,
+                             f"{parsed.op} is both generated (at {first_seen[parsed.op]}) and handwritten",
+                             "remove one of the two entries: an op has one kernel")
+            else:
+                handwritten[parsed.op] = parsed
+
+    if raise_here:
+        problems.raise_if_any()
+    return Registry(
+        ops=tuple(ops[name] for name in sorted(ops)),
+        handwritten=tuple(handwritten[name] for name in sorted(handwritten)),
+        prototypes=tuple(prototypes),
+        inputs=tuple(inputs),
+    )

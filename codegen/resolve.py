@@ -1,0 +1,195 @@
+"""What each wrapper does, resolved from its registry entry into C++ fragments.
+
+`resolve_kernel` joins an OpEntry with its torch schema and ACLNN
+prototypes: the device check, the launch device of its policy, the output
+rules and every launch argument, each type-checked against its parameter.
+Templates only place these fragments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.errors import Problems
+from codegen.exprs import ExprError, Scope, render_launch_arg, render_rule
+from codegen.model import DeviceCheck, Guard, Launch, OpEntry, Registry
+from codegen.schemas import ATenSchemas, OpSchema
+from codegen.shapes import SHAPES
+
+
+@dataclass(frozen=True)
+class KernelView:
+    op: str
+    schema: str
+    shape: str
+    template: str
+    wrapper: str  # C++ function name
+    declaration: str  # C++ signature with the wrapper's name
+    guard: str
+    guard_arg: str | None
+    guard_sources: tuple[str, ...]  # the arguments the launch device is taken from
+    device_check: str
+    reason: str | None
+    guard_comment: str
+    device_expr: str  # the LaunchDevice expression
+    check_list: str | None  # initializer list of flagos::check_same_device, None: no check
+    cpu_operands: tuple[str, ...]  # inputs that may be CPU 0-dim tensors and are moved to the device
+    moved_call: str | None  # the wrapper's own call with those inputs moved
+    out_size: str | None
+    out_dtype: str | None
+    launch: str  # FLAGOS_GUARDED_LAUNCH arguments after the device: "aclnnAdd, self, other, alpha, out"
+    wrapped_arg: str | None
+    wrapped_launch: str | None
+    includes: tuple[str, ...]
+    entry_points: tuple[str, ...]
+    yaml_loc: str
+
+
+def wrapper_name(op: str) -> str:
+    return "wrapper_" + op.replace(".", "_")
+
+
+def guard_sources(entry_guard: Guard, guard_arg: str | None, schema: OpSchema) -> tuple[str, ...]:
+    if entry_guard is Guard.FIRST_TENSOR:
+        return schema.first_tensor_candidates()
+    if entry_guard is Guard.EXPLICIT_ARG and guard_arg:
+        return (guard_arg,)
+    return ()
+
+
+def _guard_comment(entry: OpEntry, sources: tuple[str, ...], schema: OpSchema) -> str:
+    policy = entry.policy
+    if policy.guard is Guard.FIRST_TENSOR:
+        return f"guard first-tensor: the first flagos tensor among {', '.join(sources)}"
+    if policy.guard is Guard.EXPLICIT_ARG:
+        arg = schema.argument(policy.guard_arg or "")
+        if arg is not None and arg.kind in ("device", "optional_device"):
+            return f"guard explicit-arg: the `{arg.name}` argument (the current flagos device when absent)"
+        return f"guard explicit-arg: the device of `{policy.guard_arg}`"
+    return f"guard none: {policy.reason}"
+
+
+def _checked(arg, schema: OpSchema) -> str:
+    """An argument as flagos::DeviceCheckArg takes it (a Tensor, an optional Tensor or a TensorList)."""
+    if arg.kind == "tensor_list" and schema.uses_ilistref:
+        return f"flagos::gen::tensor_vector({arg.name})"
+    return arg.name
+
+
+def _launch_args(launch: Launch, scope: Scope, registry: Registry, includes: set[str], problems: Problems,
+                 op: str, key: str) -> str | None:
+    proto = registry.prototype(launch.entry)
+    assert proto is not None  # checked by the registry
+    rendered = [launch.entry]
+    ok = True
+    for position, (expr, param) in enumerate(zip(launch.args, proto.params), 1):
+        try:
+            rendered.append(render_launch_arg(expr, scope, param.ctype, includes))
+        except ExprError as error:
+            problems.add(launch.loc, op, f"{key}: argument {position} of {launch.entry} ({param.ctype} {param.name}): "
+                         f"{error.message}", error.fix)
+            ok = False
+    return ", ".join(rendered) if ok else None
+
+
+def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problems: Problems) -> KernelView | None:
+    shape = SHAPES[entry.shape]
+    before = len(problems.items)
+    scope = Scope(schema, allocated_out=shape.output == "new")
+    includes: set[str] = set()
+
+    out_size = out_dtype = None
+    if entry.out is not None:
+        rules = (("size", entry.out.size, entry.out.size_loc), ("dtype", entry.out.dtype, entry.out.dtype_loc))
+        for role, expr, loc in rules:
+            if expr is None:
+                continue
+            try:
+                cpp = render_rule(expr, scope, role, includes)
+            except ExprError as error:
+                problems.add(loc or entry.out.loc, entry.op, f"out.{role}: {error.message}", error.fix)
+                continue
+            if role == "size":
+                out_size = cpp
+            else:
+                out_dtype = cpp
+    if shape.output == "out":
+        includes.add("ATen/native/Resize.h")
+
+    launch = _launch_args(entry.launch, scope, registry, includes, problems, entry.op, "launch")
+    wrapped_launch = None
+    if entry.wrapped_number is not None:
+        wrapped_launch = _launch_args(entry.wrapped_number, scope, registry, includes, problems, entry.op,
+                                      "wrapped_number")
+    if len(problems.items) != before or launch is None:
+        return None
+
+    policy = entry.policy
+    sources = guard_sources(policy.guard, policy.guard_arg, schema)
+    device_expr = f"flagos::launch_device_of({', '.join(sources)})" if sources else "flagos::no_launch_device()"
+
+    tensor_args = [a for a in schema.arguments if a.is_tensor_like]
+    check_list = None
+    if policy.device_check is DeviceCheck.SAME_DEVICE and tensor_args:
+        check_list = "{" + ", ".join(f'{{"{a.name}", {_checked(a, schema)}}}' for a in tensor_args) + "}"
+
+    # ACLNN reads device memory only. A CPU 0-dim operand that the device
+    # check allows (a number) either launches a scalar entry point
+    # (wrapped_number) or is copied to the launch device first.
+    cpu_operands: tuple[str, ...] = ()
+    if len(tensor_args) >= 2:
+        cpu_operands = tuple(
+            a.name for a in tensor_args
+            if a.kind == "tensor" and not a.is_out and not a.is_mutable and a.name != entry.wrapped_arg
+        )
+    moved_call = None
+    if cpu_operands:
+        args = [
+            f"flagos::gen::on_launch_device({a.name}, launch_device)" if a.name in cpu_operands else a.name
+            for a in schema.arguments
+        ]
+        moved_call = f"{wrapper_name(entry.op)}({', '.join(args)})"
+
+    entry_points = tuple(dict.fromkeys(
+        [entry.launch.entry] + ([entry.wrapped_number.entry] if entry.wrapped_number else [])))
+    return KernelView(
+        op=entry.op,
+        schema=schema.schema,
+        shape=entry.shape,
+        template=shape.template,
+        wrapper=wrapper_name(entry.op),
+        declaration=schema.declaration(wrapper_name(entry.op)),
+        guard=policy.guard.value,
+        guard_arg=policy.guard_arg,
+        guard_sources=sources,
+        device_check=policy.device_check.value,
+        reason=policy.reason,
+        guard_comment=_guard_comment(entry, sources, schema),
+        device_expr=device_expr,
+        check_list=check_list,
+        cpu_operands=cpu_operands,
+        moved_call=moved_call,
+        out_size=out_size,
+        out_dtype=out_dtype,
+        launch=launch,
+        wrapped_arg=entry.wrapped_arg,
+        wrapped_launch=wrapped_launch,
+        includes=tuple(sorted(includes)),
+        entry_points=entry_points,
+        yaml_loc=str(entry.loc),
+    )
+
+
+def resolve_all(registry: Registry, schemas: ATenSchemas, problems: Problems | None = None) -> list[KernelView]:
+    """Every generated op's KernelView; raises RegistryError if any mapping does not fit
+    (with the problems collected so far, when the caller passes them)."""
+    problems = problems if problems is not None else Problems()
+    kernels = []
+    for entry in registry.ops:
+        schema = schemas.get(entry.op)
+        assert schema is not None  # checked by the registry
+        kernel = resolve_kernel(entry, schema, registry, problems)
+        if kernel is not None:
+            kernels.append(kernel)
+    problems.raise_if_any()
+    return kernels

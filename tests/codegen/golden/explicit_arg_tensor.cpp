@@ -1,0 +1,13 @@
+// addmm: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+// guard explicit-arg: the device of `mat1`
+at::Tensor wrapper_addmm(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha) {
+  flagos::check_same_device("addmm", {{"self", self}, {"mat1", mat1}, {"mat2", mat2}});
+  const flagos::LaunchDevice launch_device = flagos::launch_device_of(mat1);
+  if (flagos::gen::any_cpu_scalar(self, mat1, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_addmm(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat1, launch_device), flagos::gen::on_launch_device(mat2, launch_device), beta, alpha);
+  }
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matmul_sizes(mat1, mat2), self.scalar_type());
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmm, self, mat1, mat2, beta, alpha, out, int8_t{0});
+  return out;
+}

@@ -1,0 +1,9 @@
+// neg: neg(Tensor self) -> Tensor
+// guard none: golden test of policy none
+at::Tensor wrapper_neg(const at::Tensor & self) {
+  flagos::check_same_device("neg", {{"self", self}});
+  const flagos::LaunchDevice launch_device = flagos::no_launch_device();
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, out);
+  return out;
+}

@@ -1,0 +1,74 @@
+"""The mapping language: each ATen argument type onto the ACLNN parameter types it fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from codegen.exprs import ExprError, Scope, parse_expr, render_launch_arg, render_rule
+from codegen.schemas import aten_schemas
+
+
+def launch_arg(op: str, text: str, ctype: str, allocated_out: bool = True) -> str:
+    scope = Scope(aten_schemas().get(op), allocated_out)
+    return render_launch_arg(parse_expr(text), scope, ctype, set())
+
+
+@pytest.mark.parametrize("op,text,ctype,cpp", [
+    ("add.Tensor", "self", "const aclTensor*", "self"),
+    ("add.Tensor", "out", "aclTensor*", "out"),
+    ("add_.Tensor", "self", "aclTensor*", "self"),
+    ("add.Tensor", "alpha", "const aclScalar*", "alpha"),
+    ("add.Tensor", "item(other)", "const aclScalar*", "other.item()"),
+    ("add.Tensor", "1", "const aclScalar*", "at::Scalar(int64_t{1})"),
+    ("add.Tensor", "0.5", "const aclScalar*", "at::Scalar(0.5)"),
+    ("addmm", "0", "int8_t", "int8_t{0}"),
+    ("clamp.Tensor", "min", "const aclTensor*", "min"),  # Tensor?: nullptr when absent
+    ("cat", "tensors", "const aclTensorList*", "flagos::gen::tensor_vector(tensors)"),  # ITensorListRef
+    ("_foreach_add.Scalar", "self", "const aclTensorList*", "self"),  # Tensor[]
+    ("amax", "dim", "const aclIntArray*", "dim"),
+    ("full", "size", "const aclIntArray*", "C10_AS_INTARRAYREF_SLOW(size)"),
+    ("sum.dim_IntList", "reduction_dims(dim, self)", "const aclIntArray*", "flagos::gen::reduction_dims(dim, self)"),
+    ("sum.dim_IntList", "dtype or scalar_type(self)", "aclDataType", "dtype.value_or(self.scalar_type())"),
+    ("sum.dim_IntList", "keepdim", "bool", "keepdim"),
+    ("_softmax", "dim", "int64_t", "dim"),
+    ("eye", "n", "int64_t", "n.expect_int()"),  # SymInt
+    ("native_layer_norm", "eps", "double", "eps"),
+])
+def test_fits(op, text, ctype, cpp):
+    assert launch_arg(op, text, ctype) == cpp
+
+
+@pytest.mark.parametrize("op,text,ctype,message", [
+    ("mul.Scalar", "other", "const aclTensor*", "`other` is a Scalar but the parameter is `const aclTensor*`"),
+    ("add.Tensor", "other", "const aclScalar*", "`other` is a Tensor but the parameter is `const aclScalar*`"),
+    ("add.Tensor", "self", "aclTensor*", "`self` is an input but `aclTensor*` is an output parameter"),
+    ("add.Tensor", "out", "const aclTensor*", "the allocated `out` is passed to an input parameter"),
+    ("sum.dim_IntList", "dtype", "aclDataType", "`dtype` is an optional ScalarType"),
+    ("add.Tensor", "input", "const aclTensor*", "`input` is not an argument of add.Tensor"),
+    ("add.Tensor", "item(alpha)", "const aclScalar*", "argument 1 of `item(alpha)` must be a Tensor"),
+    ("add.Tensor", "0.5", "int64_t", "is a float literal"),
+])
+def test_does_not_fit(op, text, ctype, message):
+    with pytest.raises(ExprError) as error:
+        launch_arg(op, text, ctype)
+    assert message in error.value.message
+
+
+@pytest.mark.parametrize("op,role,text,cpp", [
+    ("add.Tensor", "size", "broadcast(self, other)", "at::infer_size(self.sizes(), other.sizes())"),
+    ("add.Tensor", "dtype", "to_float(result_type(self, other))",
+     "flagos::gen::to_float(at::result_type(self, other))"),
+    ("eq.Tensor", "dtype", "bool", "at::kBool"),
+    ("full", "size", "size", "C10_AS_INTARRAYREF_SLOW(size)"),
+    ("full", "dtype", "dtype or full_type(fill_value)", "dtype.value_or(flagos::gen::full_type(fill_value))"),
+    ("arange", "size", "arange(0, end, 1)",
+     "flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))"),
+])
+def test_rules(op, role, text, cpp):
+    assert render_rule(parse_expr(text), Scope(aten_schemas().get(op), True), role, set()) == cpp
+
+
+@pytest.mark.parametrize("text", ["aclnnAdd(self, other", "f(a b)", "1 +", ""])
+def test_syntax_errors(text):
+    with pytest.raises(ExprError):
+        parse_expr(text)
