@@ -1,0 +1,56 @@
+// The simulator's own C API: what a real CANN install does not have.
+// Counters, launch-validation mode and fault injection, for tests and for
+// torch_fl.sim (which loads it with ctypes). The backend never calls it.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// What a phase-2 launch does when its tensors, workspace, stream and the
+// calling thread's current device are not all one device.
+typedef enum {
+  FSIM_MISMATCH_ERROR = 0,  // reject: ACLNN_ERR_RUNTIME_ERROR + message
+  FSIM_MISMATCH_NAN = 1,    // "succeed" and fill floating outputs with NaN
+} fsimMismatchMode;
+
+// Number of simulated devices (FLAGOS_SIM_DEVICES, default 4, 1..16).
+// Returns -1 and sets aclGetRecentErrMsg() when the variable is invalid.
+int32_t fsimDeviceCount(void);
+
+void fsimSetMismatchMode(fsimMismatchMode mode);
+fsimMismatchMode fsimGetMismatchMode(void);
+
+// Counters. A JSON object, valid until the calling thread's next call:
+// {"set_device_calls": N, "launches": {"0": N, ...}, "rejected_launches": N,
+//  "mismatched_launches": N,
+//  "live_allocations": {"0": N, ...}, "live_bytes": {"0": N, ...},
+//  "op_launches": {"aclnnAdd": N, ...}, "peer_copies": N,
+//  "live_executors": N, "live_arguments": N}
+// Per-device maps list every device 0..N-1. set_device_calls counts every
+// aclrtSetDevice call (same device and failed calls included); launches and
+// op_launches count launches whose kernel ran; rejected_launches counts
+// launches that returned an error from validation; mismatched_launches counts
+// device mismatches in either mode; live_executors and live_arguments
+// (aclCreate* objects) expose leaks.
+const char* fsimStatsJson(void);
+void fsimResetStats(void);  // zeroes event counters, not live counts
+
+// Fault injection: the next `count` calls of operator `op` (e.g. "aclnnAdd")
+// fail at `phase` (1 = GetWorkspaceSize, 2 = launch). count 0 clears.
+// Also settable at load time: FLAGOS_SIM_FAULT="aclnnAdd:2[:count],..."
+void fsimInjectFault(const char* op, int32_t phase, int32_t count);
+void fsimClearFaults(void);
+
+// The device that owns a device pointer (any address inside an allocation),
+// or -1 for memory the runtime did not allocate.
+int32_t fsimPointerDevice(const void* ptr);
+// The device a stream belongs to; nullptr means the current device's
+// default stream.
+int32_t fsimStreamDevice(void* stream);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

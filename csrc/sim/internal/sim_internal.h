@@ -1,0 +1,115 @@
+// Shared only by the two simulator libraries (libflagos_sim_runtime and
+// libflagos_sim_opapi): the layout of the opaque ACLNN argument types, the
+// executor, and the runtime entry points the operator library builds on.
+// The backend never includes this header; it sees only acl_api.h.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "flagos/acl_api.h"
+
+// ---- argument objects (libnnopbase's opaque types) -----------------------
+
+struct aclTensor {
+  std::vector<int64_t> viewDims;
+  std::vector<int64_t> strides;  // in elements
+  int64_t offset = 0;            // in elements, from the storage start
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  aclFormat format = ACL_FORMAT_ND;
+  std::vector<int64_t> storageDims;
+  void* data = nullptr;  // device address of the storage start
+};
+
+struct aclScalar {
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  alignas(8) unsigned char bytes[16] = {};  // the value in dtype's representation
+};
+
+struct aclIntArray {
+  std::vector<int64_t> values;
+};
+struct aclFloatArray {
+  std::vector<float> values;
+};
+struct aclBoolArray {
+  std::vector<bool> values;
+};
+// Lists own their elements: destroying a list destroys them (as in CANN).
+struct aclTensorList {
+  std::vector<aclTensor*> tensors;
+};
+struct aclScalarList {
+  std::vector<aclScalar*> scalars;
+};
+
+namespace fsim {
+
+// An input is a `const aclTensor*` parameter (or element of a
+// `const aclTensorList*`); an output is an `aclTensor*` parameter, in-place
+// `selfRef` included (or element of a non-const `aclTensorList*`).
+enum class Role : uint8_t { kInput, kOutput };
+
+// One tensor or tensor-list parameter of an operator, as phase 1 saw it.
+// The executor keeps these copies, so callers may destroy their aclTensors
+// after phase 1.
+struct Param {
+  std::string name;
+  Role role = Role::kInput;
+  bool isList = false;
+  std::vector<std::optional<aclTensor>> tensors;  // nullopt: an absent optional tensor
+};
+
+using Kernel = std::function<void(const aclOpExecutor&)>;
+
+}  // namespace fsim
+
+struct aclOpExecutor {
+  std::string op;  // e.g. "aclnnAdd"
+  std::vector<fsim::Param> params;
+  uint64_t workspaceSize = 0;
+  fsim::Kernel kernel;
+  bool repeatable = false;
+  // Present tensors in argument order, pointing into params; what
+  // aclSetInputTensorAddr / aclSetOutputTensorAddr index.
+  std::vector<aclTensor*> inputs;
+  std::vector<aclTensor*> outputs;
+};
+
+namespace fsim {
+
+// Concatenates anything streamable, for error messages.
+template <class... Args>
+std::string cat(const Args&... args) {
+  std::ostringstream s;
+  (s << ... << args);
+  return s.str();
+}
+
+// Sets the calling thread's aclGetRecentErrMsg().
+void setError(std::string message);
+
+// Bytes per element of an ACL dtype (0 if unknown), and its enum name.
+size_t dtypeSize(aclDataType dtype);
+const char* dtypeName(aclDataType dtype);
+
+// Fault injection hook, called by every operator phase. Returns
+// ACLNN_SUCCESS, or the failure status with the error message set.
+aclnnStatus checkFault(const char* op, int phase);
+
+// Creates a live executor (what phase 1 returns).
+aclOpExecutor* newExecutor(std::string op, std::vector<Param> params,
+                           uint64_t workspaceSize, Kernel kernel);
+
+// Phase 2 of every operator: validates that the tensors, the workspace, the
+// stream and the calling thread's current device are one device, then runs
+// the kernel (or applies the mismatch mode). Destroys a non-repeatable
+// executor whatever the outcome.
+aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize,
+                   aclOpExecutor* executor, aclrtStream stream);
+
+}  // namespace fsim

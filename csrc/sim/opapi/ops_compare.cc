@@ -1,0 +1,34 @@
+// Comparisons into a bool `out`: aclnn{Eq,Ne,Lt,Le,Gt,Ge}{Tensor,Scalar}.
+#include <ATen/ops/eq.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/gt.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/ne.h>
+
+#include "sim_op.h"
+
+using namespace fsim::op;
+
+#define FSIM_COMPARE(name, aten_out)                                                                          \
+  aclnnStatus aclnn##name##TensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
+                                                  uint64_t* workspaceSize, aclOpExecutor** executor) {        \
+    Op op("aclnn" #name "Tensor", workspaceSize, executor);                                                   \
+    op.arg("self", self, kNumeric | kBool).arg("other", other, kNumeric | kBool).arg("out", out, kBool);      \
+    return op.build([](Views& v) { aten_out(v["out"], v["self"], v["other"]); });                             \
+  }                                                                                                           \
+  FSIM_PHASE2(aclnn##name##Tensor)                                                                            \
+  aclnnStatus aclnn##name##ScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, \
+                                                  uint64_t* workspaceSize, aclOpExecutor** executor) {        \
+    Op op("aclnn" #name "Scalar", workspaceSize, executor);                                                   \
+    op.arg("self", self, kNumeric | kBool).arg("other", other).arg("out", out, kBool);                        \
+    return op.build([other = scalarOf(other)](Views& v) { aten_out(v["out"], v["self"], other); });           \
+  }                                                                                                           \
+  FSIM_PHASE2(aclnn##name##Scalar)
+
+FSIM_COMPARE(Eq, at::eq_out)
+FSIM_COMPARE(Ne, at::ne_out)
+FSIM_COMPARE(Lt, at::lt_out)
+FSIM_COMPARE(Le, at::le_out)
+FSIM_COMPARE(Gt, at::gt_out)
+FSIM_COMPARE(Ge, at::ge_out)

@@ -1,0 +1,327 @@
+// Environment configuration, error messages, mismatch mode and fault
+// injection. Each variable is read once, on first use; an invalid value is
+// remembered and reported by every call that depends on it, never ignored.
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+
+#include "runtime.h"
+
+namespace fsim {
+namespace {
+
+thread_local std::string tLastError;
+
+std::optional<int> parseInt(std::string_view s) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+struct DeviceConfig {
+  int count = 4;
+  std::string error;  // non-empty: FLAGOS_SIM_DEVICES is invalid
+};
+
+// Configuration objects are leaked on purpose: threads still running during
+// exit may use them after static destructors ran.
+const DeviceConfig& deviceConfig() {
+  static const DeviceConfig* config = new DeviceConfig([] {
+    DeviceConfig c;
+    if (const char* env = std::getenv("FLAGOS_SIM_DEVICES")) {
+      std::optional<int> n = parseInt(env);
+      if (n && *n >= 1 && *n <= kMaxDevices) {
+        c.count = *n;
+      } else {
+        c.count = -1;
+        c.error = cat("FLAGOS_SIM_DEVICES='", env, "' is not an integer in 1..", kMaxDevices);
+      }
+    }
+    return c;
+  }());
+  return *config;
+}
+
+struct ProtectConfig {
+  bool on = false;
+  std::string error;
+};
+
+const ProtectConfig& protectConfig() {
+  static const ProtectConfig* config = new ProtectConfig([] {
+    ProtectConfig c;
+    if (const char* env = std::getenv("FLAGOS_SIM_PROTECT")) {
+      std::string_view v = env;
+      if (v == "1") {
+        c.on = true;
+      } else if (v != "0") {
+        c.error = cat("FLAGOS_SIM_PROTECT='", env, "' must be 0 or 1");
+      }
+    }
+    return c;
+  }());
+  return *config;
+}
+
+// The mode starts from FLAGOS_SIM_ON_MISMATCH; fsimSetMismatchMode overrides
+// it (an invalid variable included).
+struct MismatchConfig {
+  std::atomic<int> mode{FSIM_MISMATCH_ERROR};
+  std::atomic<bool> envInvalid{false};
+  std::string envError;  // written once, before any reader can see envInvalid
+  MismatchConfig() {
+    if (const char* env = std::getenv("FLAGOS_SIM_ON_MISMATCH")) {
+      std::string_view v = env;
+      if (v == "nan") {
+        mode = FSIM_MISMATCH_NAN;
+      } else if (v != "error") {
+        envError = cat("FLAGOS_SIM_ON_MISMATCH='", env, "' must be 'error' or 'nan'");
+        envInvalid = true;
+      }
+    }
+  }
+};
+
+MismatchConfig& mismatchConfig() {
+  static MismatchConfig* config = new MismatchConfig;
+  return *config;
+}
+
+// Pending injected faults: (op, phase) -> remaining count.
+struct Faults {
+  std::mutex mutex;
+  std::map<std::pair<std::string, int>, int> remaining;
+  std::string envError;            // non-empty: FLAGOS_SIM_FAULT is invalid
+  std::atomic<bool> active{false};  // fast path: nothing to check
+
+  Faults() {
+    const char* env = std::getenv("FLAGOS_SIM_FAULT");
+    if (env == nullptr) return;
+    std::string_view all = env;
+    while (!all.empty()) {
+      size_t comma = all.find(',');
+      std::string_view entry = all.substr(0, comma);
+      all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+      if (!addEntry(entry)) {
+        envError = cat("FLAGOS_SIM_FAULT='", env, "' is invalid: entry '", entry,
+                       "' is not op:phase[:count] with phase 1 or 2 and count >= 1");
+        remaining.clear();
+        break;
+      }
+    }
+    active = !remaining.empty() || !envError.empty();
+  }
+
+  bool addEntry(std::string_view entry) {
+    size_t c1 = entry.find(':');
+    if (c1 == 0 || c1 == std::string_view::npos) return false;
+    std::string_view op = entry.substr(0, c1);
+    std::string_view rest = entry.substr(c1 + 1);
+    size_t c2 = rest.find(':');
+    std::optional<int> phase = parseInt(rest.substr(0, c2));
+    std::optional<int> count = c2 == std::string_view::npos ? 1 : parseInt(rest.substr(c2 + 1));
+    if (!phase || (*phase != 1 && *phase != 2) || !count || *count < 1) return false;
+    remaining[{std::string(op), *phase}] += *count;
+    return true;
+  }
+};
+
+Faults& faults() {
+  static Faults* f = new Faults;
+  return *f;
+}
+
+thread_local int tCurrentDevice = -1;
+
+}  // namespace
+
+void setError(std::string message) { tLastError = std::move(message); }
+
+int deviceCount(const char* fn) {
+  const DeviceConfig& c = deviceConfig();
+  if (c.count < 0) setError(cat(fn, ": ", c.error));
+  return c.count;
+}
+
+aclError checkDevice(const char* fn, int32_t id) {
+  int n = deviceCount(fn);
+  if (n < 0) return ACL_ERROR_INVALID_PARAM;
+  if (id < 0 || id >= n)
+    return fail(ACL_ERROR_INVALID_DEVICE, fn, ": device ", id, " is out of range; valid devices are 0..",
+                n - 1, " (FLAGOS_SIM_DEVICES=", n, ")");
+  return ACL_SUCCESS;
+}
+
+int currentDevice() { return tCurrentDevice; }
+
+aclError requireCurrentDevice(const char* fn, int* device) {
+  if (tCurrentDevice < 0)
+    return fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
+                ": the calling thread has no current device (call aclrtSetDevice first)");
+  *device = tCurrentDevice;
+  return ACL_SUCCESS;
+}
+
+std::optional<bool> protectMode(const char* fn) {
+  const ProtectConfig& c = protectConfig();
+  if (!c.error.empty()) {
+    setError(cat(fn, ": ", c.error));
+    return std::nullopt;
+  }
+  return c.on;
+}
+
+std::optional<fsimMismatchMode> mismatchMode(const char* op) {
+  MismatchConfig& c = mismatchConfig();
+  if (c.envInvalid) {
+    setError(cat(op, ": ", c.envError));
+    return std::nullopt;
+  }
+  return static_cast<fsimMismatchMode>(c.mode.load());
+}
+
+aclnnStatus checkFault(const char* op, int phase) {
+  Faults& f = faults();
+  if (!f.active) return ACLNN_SUCCESS;
+  if (!f.envError.empty()) return fail(ACLNN_ERR_PARAM_INVALID, op, ": ", f.envError);
+  std::lock_guard lock(f.mutex);
+  auto it = f.remaining.find({op, phase});
+  if (it == f.remaining.end()) return ACLNN_SUCCESS;
+  if (--it->second == 0) f.remaining.erase(it);
+  f.active = !f.remaining.empty();
+  return fail(ACLNN_ERR_INNER, op, ": injected fault at phase ", phase);
+}
+
+size_t dtypeSize(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8:
+      return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
+      return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+      return 4;
+    case ACL_DOUBLE:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_COMPLEX64:
+      return 8;
+    case ACL_COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+const char* dtypeName(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_FLOAT: return "ACL_FLOAT";
+    case ACL_FLOAT16: return "ACL_FLOAT16";
+    case ACL_INT8: return "ACL_INT8";
+    case ACL_INT32: return "ACL_INT32";
+    case ACL_UINT8: return "ACL_UINT8";
+    case ACL_INT16: return "ACL_INT16";
+    case ACL_UINT16: return "ACL_UINT16";
+    case ACL_UINT32: return "ACL_UINT32";
+    case ACL_INT64: return "ACL_INT64";
+    case ACL_UINT64: return "ACL_UINT64";
+    case ACL_DOUBLE: return "ACL_DOUBLE";
+    case ACL_BOOL: return "ACL_BOOL";
+    case ACL_COMPLEX64: return "ACL_COMPLEX64";
+    case ACL_COMPLEX128: return "ACL_COMPLEX128";
+    case ACL_BF16: return "ACL_BF16";
+    default: return "an unknown aclDataType";
+  }
+}
+
+}  // namespace fsim
+
+using namespace fsim;
+
+extern "C" {
+
+const char* aclGetRecentErrMsg(void) { return tLastError.c_str(); }
+
+int32_t fsimDeviceCount(void) { return deviceCount("fsimDeviceCount"); }
+
+void fsimSetMismatchMode(fsimMismatchMode mode) {
+  if (mode != FSIM_MISMATCH_ERROR && mode != FSIM_MISMATCH_NAN) {
+    setError(cat("fsimSetMismatchMode: ", static_cast<int>(mode), " is not a fsimMismatchMode"));
+    return;
+  }
+  MismatchConfig& c = mismatchConfig();
+  c.mode = mode;
+  c.envInvalid = false;
+}
+
+fsimMismatchMode fsimGetMismatchMode(void) {
+  return static_cast<fsimMismatchMode>(mismatchConfig().mode.load());
+}
+
+void fsimInjectFault(const char* op, int32_t phase, int32_t count) {
+  if (op == nullptr || *op == '\0' || (phase != 1 && phase != 2) || count < 0) {
+    setError(cat("fsimInjectFault: invalid request (op '", op ? op : "(null)", "', phase ", phase,
+                 ", count ", count, "); need a name, phase 1 or 2 and count >= 0"));
+    return;
+  }
+  Faults& f = faults();
+  std::lock_guard lock(f.mutex);
+  if (count == 0)
+    f.remaining.erase({op, phase});
+  else
+    f.remaining[{op, phase}] = count;
+  f.active = !f.remaining.empty() || !f.envError.empty();
+}
+
+void fsimClearFaults(void) {
+  Faults& f = faults();
+  std::lock_guard lock(f.mutex);
+  f.remaining.clear();
+  f.active = !f.envError.empty();
+}
+
+aclError aclInit(const char*) { return ACL_SUCCESS; }
+aclError aclFinalize(void) { return ACL_SUCCESS; }
+
+aclError aclrtSetDevice(int32_t deviceId) {
+  counters().setDeviceCalls++;
+  if (aclError e = checkDevice("aclrtSetDevice", deviceId)) return e;
+  tCurrentDevice = deviceId;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDevice(int32_t* deviceId) {
+  if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is nullptr");
+  int device = -1;
+  if (aclError e = requireCurrentDevice("aclrtGetDevice", &device)) return e;
+  *deviceId = device;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is nullptr");
+  int n = deviceCount("aclrtGetDeviceCount");
+  if (n < 0) return ACL_ERROR_INVALID_PARAM;
+  *count = static_cast<uint32_t>(n);
+  return ACL_SUCCESS;
+}
+
+// Simulated devices hold no per-device context to tear down: allocations and
+// streams stay valid until freed/destroyed, so a reset only validates.
+aclError aclrtResetDevice(int32_t deviceId) { return checkDevice("aclrtResetDevice", deviceId); }
+
+// Work runs synchronously at enqueue time (see streams.cc), so once a device
+// is current there is nothing left to wait for.
+aclError aclrtSynchronizeDevice(void) {
+  int device = -1;
+  return requireCurrentDevice("aclrtSynchronizeDevice", &device);
+}
+
+}  // extern "C"

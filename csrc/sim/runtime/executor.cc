@@ -1,0 +1,309 @@
+// Executors (built by an operator's phase 1) and the validated launch that
+// every operator's phase 2 goes through.
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <unordered_set>
+
+#include "runtime.h"
+
+namespace fsim {
+namespace {
+
+struct Executors {
+  std::mutex mutex;
+  std::unordered_set<const aclOpExecutor*> live;
+};
+
+Executors& executors() {
+  static Executors* e = new Executors;  // leaked: threads may launch during exit
+  return *e;
+}
+
+// Where a tensor's elements lie, in bytes from its storage start.
+struct Extent {
+  bool empty = false;     // no elements: nothing to place or check
+  bool overflow = false;  // the extent does not fit in 64 bits
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+Extent extentOf(const aclTensor& t) {
+  Extent e;
+  uint64_t last = static_cast<uint64_t>(t.offset);  // element index of the last element
+  for (size_t i = 0; i < t.viewDims.size(); ++i) {
+    if (t.viewDims[i] == 0) {
+      e.empty = true;
+      return e;
+    }
+    uint64_t step = 0;
+    e.overflow |= __builtin_mul_overflow(static_cast<uint64_t>(t.viewDims[i] - 1),
+                                         static_cast<uint64_t>(t.strides[i]), &step);
+    e.overflow |= __builtin_add_overflow(last, step, &last);
+  }
+  uint64_t item = dtypeSize(t.dtype);
+  e.overflow |= __builtin_mul_overflow(static_cast<uint64_t>(t.offset), item, &e.begin);
+  e.overflow |= __builtin_mul_overflow(last + 1, item, &e.end);
+  return e;
+}
+
+// Writes what a mismatched launch leaves in an output on real hardware (as
+// simulated): NaN in every floating-point element, 0xFF bytes otherwise.
+void poison(const aclTensor& t) {
+  size_t item = dtypeSize(t.dtype);
+  unsigned char pattern[16];
+  std::memset(pattern, 0xFF, sizeof(pattern));
+  auto put = [&](auto nanBits) {  // complex types get NaN in both parts
+    for (size_t at = 0; at < sizeof(pattern); at += sizeof(nanBits))
+      std::memcpy(pattern + at, &nanBits, sizeof(nanBits));
+  };
+  switch (t.dtype) {
+    case ACL_FLOAT:
+    case ACL_COMPLEX64: put(uint32_t{0x7FC00000}); break;
+    case ACL_DOUBLE:
+    case ACL_COMPLEX128: put(uint64_t{0x7FF8000000000000}); break;
+    case ACL_FLOAT16: put(uint16_t{0x7E00}); break;
+    case ACL_BF16: put(uint16_t{0x7FC0}); break;
+    default: break;
+  }
+  const size_t rank = t.viewDims.size();
+  std::vector<int64_t> index(rank, 0);
+  auto* storage = static_cast<unsigned char*>(t.data);
+  while (true) {
+    int64_t element = t.offset;
+    for (size_t d = 0; d < rank; ++d) element += index[d] * t.strides[d];
+    std::memcpy(storage + element * item, pattern, item);
+    size_t d = rank;
+    while (d > 0 && ++index[d - 1] == t.viewDims[d - 1]) index[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+// The outcome of checking where a launch's pieces live.
+struct Verdict {
+  aclnnStatus hardStatus = ACLNN_SUCCESS;  // invalid whatever the mismatch mode
+  std::string hardError;
+  std::string mismatch;  // first device mismatch; the mode decides
+  std::vector<AllocInfo> allocs;  // to grant access to for the kernel
+  std::vector<std::pair<const aclTensor*, AllocInfo>> outputs;  // placed outputs, for poisoning
+};
+
+Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64_t workspaceSize,
+                 aclrtStream stream) {
+  Verdict v;
+  auto hard = [&](aclnnStatus status, std::string message) {
+    if (v.hardStatus == ACLNN_SUCCESS) {
+      v.hardStatus = status;
+      v.hardError = std::move(message);
+    }
+  };
+  auto mismatch = [&](auto&&... parts) {
+    if (v.mismatch.empty()) v.mismatch = cat(op, ": ", parts...);
+  };
+  std::optional<int> streamDev = streamDevice(stream);
+  if (!streamDev) {
+    hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": stream ", stream, " is not a live stream"));
+    return v;
+  }
+  const int current = currentDevice();
+  auto runsOn = [&] {
+    return cat("the launch runs on device ", current, " (current device ", current, ", stream of device ",
+               *streamDev, ")");
+  };
+  if (current < 0)
+    mismatch("the calling thread has no current device (call aclrtSetDevice first)");
+  else if (*streamDev != current)
+    mismatch("the stream belongs to device ", *streamDev, " but the launch runs on device ", current,
+             " (current device ", current, ")");
+
+  if (workspaceSize < e.workspaceSize)
+    hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": workspaceSize ", workspaceSize, " is smaller than the ",
+                                      e.workspaceSize, " bytes ", op, "GetWorkspaceSize asked for"));
+  if (workspaceSize > 0 && workspace == nullptr)
+    hard(ACLNN_ERR_PARAM_NULLPTR, cat(op, ": workspace is nullptr but workspaceSize is ", workspaceSize));
+  if (workspaceSize > 0 && workspace != nullptr) {
+    std::optional<AllocInfo> a = findAlloc(workspace);
+    if (!a) {
+      mismatch("the workspace (", workspace, ") is not device memory; ", runsOn());
+    } else if (!a->contains(reinterpret_cast<uintptr_t>(workspace), workspaceSize)) {
+      hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": the workspace of ", workspaceSize, " bytes at ", workspace,
+                                        " overruns its allocation of ", a->size, " bytes"));
+    } else {
+      if (a->device != current) mismatch("the workspace lives on device ", a->device, " but ", runsOn());
+      v.allocs.push_back(*a);
+    }
+  }
+
+  for (const Param& p : e.params) {
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+      if (!p.tensors[i]) continue;  // absent optional tensor
+      const aclTensor& t = *p.tensors[i];
+      auto label = [&] { return p.isList ? cat(p.name, "[", i, "]") : p.name; };
+      Extent ext = extentOf(t);
+      if (ext.empty) continue;
+      if (ext.overflow) {
+        hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": argument '", label(), "' has an extent that overflows"));
+        continue;
+      }
+      std::optional<AllocInfo> a = findAlloc(t.data);
+      if (!a) {
+        mismatch("argument '", label(), "' (", t.data, ") is not device memory (a host address?); ", runsOn());
+        continue;
+      }
+      uintptr_t first = reinterpret_cast<uintptr_t>(t.data) + ext.begin;
+      if (!a->contains(first, ext.end - ext.begin)) {
+        hard(ACLNN_ERR_PARAM_INVALID,
+             cat(op, ": argument '", label(), "' spans bytes [", ext.begin, ", ", ext.end, ") from ", t.data,
+                 ", outside its allocation of ", a->size, " bytes at ", reinterpret_cast<void*>(a->base)));
+        continue;
+      }
+      if (a->device != current) mismatch("argument '", label(), "' lives on device ", a->device, " but ", runsOn());
+      v.allocs.push_back(*a);
+      if (p.role == Role::kOutput) v.outputs.emplace_back(&t, *a);
+    }
+  }
+  return v;
+}
+
+aclnnStatus setTensorAddr(const char* fn, aclOpExecutor* executor, size_t index, aclTensor* tensor, void* addr,
+                          bool input) {
+  Executors& ex = executors();
+  std::lock_guard lock(ex.mutex);
+  if (!ex.live.contains(executor))
+    return fail(ACLNN_ERR_PARAM_INVALID, fn, ": executor ", executor, " is not a live executor");
+  std::vector<aclTensor*>& tensors = input ? executor->inputs : executor->outputs;
+  if (index >= tensors.size())
+    return fail(ACLNN_ERR_PARAM_INVALID, fn, ": index ", index, " is out of range; the ", executor->op,
+                " executor has ", tensors.size(), input ? " input" : " output", tensors.size() == 1 ? "" : "s");
+  tensors[index]->data = addr;
+  if (tensor != nullptr) tensor->data = addr;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+aclOpExecutor* newExecutor(std::string op, std::vector<Param> params, uint64_t workspaceSize, Kernel kernel) {
+  auto e = std::make_unique<aclOpExecutor>();
+  e->op = std::move(op);
+  e->params = std::move(params);
+  e->workspaceSize = workspaceSize;
+  e->kernel = std::move(kernel);
+  for (Param& p : e->params)
+    for (std::optional<aclTensor>& t : p.tensors)
+      if (t) (p.role == Role::kInput ? e->inputs : e->outputs).push_back(&*t);
+  Executors& ex = executors();
+  std::lock_guard lock(ex.mutex);
+  ex.live.insert(e.get());
+  counters().liveExecutors++;
+  return e.release();
+}
+
+aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                   aclrtStream stream) {
+  Counters& c = counters();
+  if (executor == nullptr) {
+    c.rejectedLaunches++;
+    return fail(ACLNN_ERR_PARAM_NULLPTR, op, ": executor is nullptr");
+  }
+  std::unique_ptr<aclOpExecutor> owned;  // a non-repeatable executor dies with this launch
+  {
+    Executors& ex = executors();
+    std::lock_guard lock(ex.mutex);
+    if (!ex.live.contains(executor)) {
+      c.rejectedLaunches++;
+      return fail(ACLNN_ERR_PARAM_INVALID, op, ": executor ", executor,
+                  " is not live (destroyed, or already launched without aclSetAclOpExecutorRepeatable)");
+    }
+    if (!executor->repeatable) {
+      ex.live.erase(executor);
+      owned.reset(executor);
+      c.liveExecutors--;
+    }
+  }
+  if (executor->op != op) {
+    c.rejectedLaunches++;
+    return fail(ACLNN_ERR_PARAM_INVALID, op, ": the executor was built by ", executor->op, "GetWorkspaceSize");
+  }
+  if (aclnnStatus s = checkFault(op, 2)) return s;
+  std::optional<fsimMismatchMode> mode = mismatchMode(op);
+  if (!mode) {
+    c.rejectedLaunches++;
+    return ACLNN_ERR_RUNTIME_ERROR;
+  }
+
+  Verdict v = validate(op, *executor, workspace, workspaceSize, stream);
+  if (v.hardStatus != ACLNN_SUCCESS) {
+    c.rejectedLaunches++;
+    return fail(v.hardStatus, v.hardError);
+  }
+  if (!v.mismatch.empty()) {
+    c.mismatchedLaunches++;
+    setError(v.mismatch);  // also in nan mode, where the launch "succeeds": it explains the NaNs
+    if (*mode == FSIM_MISMATCH_ERROR) {
+      c.rejectedLaunches++;
+      return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    AccessGrant grant;
+    for (const auto& [tensor, alloc] : v.outputs) {
+      grant.add(alloc);
+      poison(*tensor);
+    }
+    return ACLNN_SUCCESS;
+  }
+
+  {
+    AccessGrant grant;
+    for (const AllocInfo& a : v.allocs) grant.add(a);
+    try {
+      executor->kernel(*executor);
+    } catch (const std::exception& e) {
+      return fail(ACLNN_ERR_INNER, op, ": kernel failed: ", e.what());
+    }
+  }
+  c.launches[currentDevice()]++;
+  std::lock_guard lock(c.opMutex);
+  auto it = c.opLaunches.find(std::string_view(op));
+  if (it == c.opLaunches.end()) it = c.opLaunches.emplace(op, 0).first;
+  it->second++;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace fsim
+
+using namespace fsim;
+
+extern "C" {
+
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
+  Executors& ex = executors();
+  std::lock_guard lock(ex.mutex);
+  if (!ex.live.contains(executor))
+    return fail(ACLNN_ERR_PARAM_INVALID, "aclSetAclOpExecutorRepeatable: executor ", executor,
+                " is not a live executor");
+  executor->repeatable = true;
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
+  if (executor == nullptr) return ACLNN_SUCCESS;
+  Executors& ex = executors();
+  {
+    std::lock_guard lock(ex.mutex);
+    if (ex.live.erase(executor) == 0)
+      return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor: executor ", executor,
+                  " is not a live executor");
+  }
+  counters().liveExecutors--;
+  delete executor;
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
+  return setTensorAddr("aclSetInputTensorAddr", executor, index, tensor, addr, true);
+}
+
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
+  return setTensorAddr("aclSetOutputTensorAddr", executor, index, tensor, addr, false);
+}
+
+}  // extern "C"
