@@ -1,0 +1,121 @@
+// What a flagos tensor needs to exist, be viewed, resized and read back:
+// allocation on the requested device, views, resize, set_, and
+// _local_scalar_dense. None of these launches an ACLNN operator.
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/view_native.h>
+#include <torch/library.h>
+
+#include "runtime/acl_check.h"
+#include "runtime/allocator.h"
+#include "runtime/device.h"
+
+namespace flagos {
+namespace {
+
+c10::DeviceIndex requested_device(std::optional<c10::Device> device) {
+  // A bare "flagos" (no index) means the current device, as for CUDA.
+  const c10::DeviceIndex index =
+      device.has_value() && device->has_index() ? device->index() : current_device();
+  check_device_index(index);
+  return index;
+}
+
+constexpr c10::DispatchKeySet kFlagosKeys{c10::DispatchKey::PrivateUse1};
+
+// Allocates on the requested device whatever device is current: the
+// allocator is bound to that device, so the current device is never touched.
+at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout,
+                               std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory,
+                               std::optional<at::MemoryFormat> memory_format) {
+  TORCH_CHECK(!pin_memory.value_or(false), "flagos: pin_memory applies to CPU tensors only");
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "flagos: only strided tensors");
+  return at::detail::empty_generic(size, device_allocator(requested_device(device)), kFlagosKeys,
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
+                         std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  TORCH_CHECK(!pin_memory.value_or(false), "flagos: pin_memory applies to CPU tensors only");
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "flagos: only strided tensors");
+  return at::detail::empty_strided_generic(size, stride,
+                                           device_allocator(requested_device(device)),
+                                           kFlagosKeys, c10::dtype_or_default(dtype));
+}
+
+// Grows the storage on its own device when the new shape needs more bytes.
+void ensure_storage_bytes(const at::Tensor& self) {
+  c10::TensorImpl* impl = self.unsafeGetTensorImpl();
+  if (impl->numel() == 0) {
+    return;
+  }
+  const size_t needed =
+      at::detail::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(),
+                                       impl->storage_offset());
+  if (needed > impl->unsafe_storage().nbytes()) {
+    at::native::resize_bytes_nocuda(impl->unsafe_storage(), needed);
+  }
+}
+
+const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
+                          std::optional<at::MemoryFormat> memory_format) {
+  at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, /*stride=*/std::nullopt,
+                               /*resize_storage=*/false);
+  ensure_storage_bytes(self);
+  if (memory_format.has_value()) {
+    TORCH_CHECK(*memory_format != at::MemoryFormat::Preserve,
+                "flagos: unsupported memory format ", *memory_format);
+    self.unsafeGetTensorImpl()->empty_tensor_restride(*memory_format);
+  }
+  return self;
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset,
+                        at::IntArrayRef size, at::IntArrayRef stride) {
+  at::native::checkSetStorage(self, std::move(source), storage_offset, size, stride);
+  self.unsafeGetTensorImpl()->set_storage_offset(storage_offset);
+  const at::OptionalIntArrayRef stride_opt =
+      stride.data() != nullptr ? at::OptionalIntArrayRef(stride) : std::nullopt;
+  at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, stride_opt,
+                               /*resize_storage=*/false);
+  ensure_storage_bytes(self);
+  return self;
+}
+
+at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
+  const int64_t numel = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return set_storage(self, std::move(source), 0, {numel}, {});
+}
+
+// Reads one element back to the host. No device switch: the copy is
+// addressed by pointer, so it works from any current device.
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  at::Tensor host = at::empty({}, self.options().device(at::kCPU));
+  const void* src = static_cast<const char*>(self.storage().data()) +
+                    self.storage_offset() * static_cast<int64_t>(self.itemsize());
+  FLAGOS_ACL_CHECK(aclrtMemcpy(host.mutable_data_ptr(), host.nbytes(), src, host.nbytes(),
+                               ACL_MEMCPY_DEVICE_TO_HOST));
+  return host.item();
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("set_.source_Storage", TORCH_FN(set_whole_storage));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+}
+
+}  // namespace
+}  // namespace flagos

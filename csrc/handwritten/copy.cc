@@ -1,0 +1,138 @@
+// Copies into, out of and between flagos devices (_copy_from and
+// _copy_from_and_resize, which copy_ and .to() reach).
+//
+// Device policy: the copy is guarded on the destination; a cross-device copy
+// first waits for the source device's current stream, then moves the bytes
+// with a peer copy issued from the destination device. The caller's current
+// device is left as it was.
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <array>
+#include <atomic>
+
+#include "runtime/acl_check.h"
+#include "runtime/launch.h"
+#include "runtime/stream.h"
+
+namespace flagos {
+namespace {
+
+void* data_of(const at::Tensor& t) {
+  return static_cast<char*>(const_cast<void*>(t.storage().data())) +
+         t.storage_offset() * static_cast<int64_t>(t.itemsize());
+}
+
+// A contiguous tensor on `device` with the values (and dtype `dtype`) of
+// `src`, which lives on that device too: `src` itself when it already is.
+at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
+  if (src.is_contiguous() && src.scalar_type() == dtype) {
+    return src;
+  }
+  const LaunchDevice device = launch_device_of(src);
+  at::Tensor out = empty_on(device, src.sizes(), dtype);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, out, src);
+  return out;
+}
+
+// Lets `device` copy from `peer`. The runtime enables peer access from the
+// current device, so this switches to `device` for the call: once per pair,
+// at the first copy between them.
+void enable_peer_access(c10::DeviceIndex device, c10::DeviceIndex peer) {
+  static std::array<std::atomic<uint32_t>, kMaxDevices> enabled{};
+  const uint32_t bit = 1u << peer;
+  if ((enabled[device].load(std::memory_order_acquire) & bit) != 0) {
+    return;
+  }
+  int32_t can_access = 0;
+  FLAGOS_ACL_CHECK(aclrtDeviceCanAccessPeer(&can_access, device, peer));
+  TORCH_CHECK(can_access != 0, "flagos: flagos:", static_cast<int>(device),
+              " cannot access flagos:", static_cast<int>(peer), " for a device-to-device copy");
+  const c10::DeviceIndex previous = exchange_device(device);
+  const aclError status = aclrtDeviceEnablePeerAccess(peer, 0);
+  set_device(previous);
+  TORCH_CHECK(status == ACL_SUCCESS, "flagos: enabling peer access from flagos:",
+              static_cast<int>(device), " to flagos:", static_cast<int>(peer),
+              " failed with ACL error ", status, ": ", aclGetRecentErrMsg());
+  enabled[device].fetch_or(bit, std::memory_order_release);
+}
+
+void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst) {
+  const at::Tensor host = src.to(dst.scalar_type()).expand_as(dst).contiguous();
+  const LaunchDevice device = launch_device_of(dst);
+  const at::Tensor staging = dst.is_contiguous() ? dst : empty_on(device, dst.sizes(), dst.scalar_type());
+  {
+    const LaunchGuard guard(device);
+    FLAGOS_ACL_CHECK(aclrtMemcpy(data_of(staging), staging.nbytes(), host.const_data_ptr(),
+                                 host.nbytes(), ACL_MEMCPY_HOST_TO_DEVICE));
+  }
+  if (!staging.is_same(dst)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, staging);
+  }
+}
+
+void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst) {
+  const at::Tensor packed = contiguous_on_device(src, src.scalar_type());
+  at::Tensor host = at::empty(packed.sizes(), packed.options().device(at::kCPU));
+  {
+    const LaunchGuard guard(launch_device_of(packed));
+    synchronize_stream(current_stream(packed.device().index()));
+    FLAGOS_ACL_CHECK(aclrtMemcpy(host.mutable_data_ptr(), host.nbytes(), data_of(packed),
+                                 packed.nbytes(), ACL_MEMCPY_DEVICE_TO_HOST));
+  }
+  dst.copy_(host);
+}
+
+void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
+  const c10::DeviceIndex src_device = src.device().index();
+  const at::Tensor packed = contiguous_on_device(src, src.scalar_type());
+  synchronize_stream(current_stream(src_device));  // the source's producers are done
+  const LaunchDevice device = launch_device_of(dst);
+  const bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type() &&
+                      dst.sizes() == src.sizes();
+  const at::Tensor staging = direct ? dst : empty_on(device, packed.sizes(), packed.scalar_type());
+  enable_peer_access(device.index, src_device);
+  {
+    const LaunchGuard guard(device);
+    FLAGOS_ACL_CHECK(aclrtMemcpy(data_of(staging), staging.nbytes(), data_of(packed),
+                                 packed.nbytes(), ACL_MEMCPY_DEVICE_TO_DEVICE));
+  }
+  if (!direct) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, staging);
+  }
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+  if (dst.numel() == 0) {
+    return dst;
+  }
+  if (self.is_privateuseone() && dst.is_privateuseone()) {
+    if (self.device() == dst.device()) {
+      FLAGOS_GUARDED_LAUNCH(dst, aclnnInplaceCopy, dst, self);
+    } else {
+      copy_between_devices(self, dst);
+    }
+  } else if (dst.is_privateuseone()) {
+    TORCH_CHECK(self.is_cpu(), "flagos: cannot copy from ", self.device(), " to ", dst.device());
+    copy_host_to_device(self, dst);
+  } else {
+    TORCH_CHECK(dst.is_cpu(), "flagos: cannot copy from ", self.device(), " to ", dst.device());
+    copy_device_to_host(self, dst);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  at::native::resize_output(dst, self.sizes());
+  return copy_from(self, dst, /*non_blocking=*/false);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+}
+
+}  // namespace
+}  // namespace flagos

@@ -1,0 +1,96 @@
+// torch_fl._C: the Python face of the backend. The only translation unit
+// that includes torch/extension.h (it costs ~25 s to compile).
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <torch/extension.h>
+
+#include <mutex>
+
+#include "aten/fallback.h"
+#include "runtime/allocator.h"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+#include "runtime/opapi.h"
+#include "runtime/stream.h"
+
+namespace py = pybind11;
+
+namespace {
+
+c10::Stream stream_of(int64_t stream_id, c10::DeviceIndex device) {
+  return c10::Stream(c10::Stream::UNSAFE, flagos::flagos_device(device), stream_id);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch_fl backend: the flagos device";
+
+  m.def("_device_type", [] { return static_cast<int>(c10::DeviceType::PrivateUse1); });
+  m.def("_device_count", [] { return flagos::device_count(); });
+  m.def("_current_device", [] { return flagos::current_device(); });
+  m.def("_set_device", [](c10::DeviceIndex d) {
+    flagos::check_device_index(d);
+    flagos::set_device(d);
+  });
+  m.def("_exchange_device", [](c10::DeviceIndex d) {
+    flagos::check_device_index(d);
+    return flagos::exchange_device(d);
+  });
+  m.def("_synchronize", [](c10::DeviceIndex d) {
+    py::gil_scoped_release no_gil;
+    flagos::synchronize_device(d);
+  });
+
+  // Streams are (stream id, device index) pairs on the Python side.
+  m.def("_current_stream", [](c10::DeviceIndex d) {
+    flagos::check_device_index(d);
+    return flagos::current_stream(d).id();
+  });
+  m.def("_default_stream", [](c10::DeviceIndex d) { return flagos::default_stream(d).id(); });
+  m.def("_new_stream", [](c10::DeviceIndex d) { return flagos::new_stream(d).id(); });
+  m.def("_exchange_stream", [](int64_t id, c10::DeviceIndex d) {
+    return flagos::exchange_stream(stream_of(id, d)).id();
+  });
+  m.def("_synchronize_stream", [](int64_t id, c10::DeviceIndex d) {
+    py::gil_scoped_release no_gil;
+    flagos::synchronize_stream(stream_of(id, d));
+  });
+
+  m.def("_memory_stats", [](c10::DeviceIndex d) {
+    const flagos::MemoryStats s = flagos::memory_stats(d);
+    py::dict out;
+    out["allocated_bytes"] = s.allocated_bytes;
+    out["reserved_bytes"] = s.reserved_bytes;
+    out["live_blocks"] = s.live_blocks;
+    return out;
+  });
+  m.def("_empty_cache", [] { flagos::empty_cache(); });
+
+  // Diagnostic switch for negative-control tests and overhead benchmarks.
+  m.def("_set_guards_enabled", &flagos::set_guards_enabled);
+  m.def("_guards_enabled", &flagos::guards_enabled);
+  m.def("_set_device_check", &flagos::set_device_check_enabled);
+  m.def("_device_check", &flagos::device_check_enabled);
+  m.def("_set_executor_cache", &flagos::set_executor_cache_enabled);
+  m.def("_executor_cache_stats", [] {
+    const flagos::ExecutorCacheStats s = flagos::executor_cache_stats();
+    py::dict out;
+    out["hits"] = s.hits;
+    out["misses"] = s.misses;
+    out["evictions"] = s.evictions;
+    return out;
+  });
+  m.def("_reset_executor_cache_stats", &flagos::reset_executor_cache_stats);
+
+  m.def("_fallback_counts", &flagos::fallback_counts);
+  m.def("_reset_fallback_counts", &flagos::reset_fallback_counts);
+  m.def("_set_strict", &flagos::set_strict);
+  m.def("_strict", &flagos::strict);
+  m.def("_manual_seed", [](c10::DeviceIndex d, uint64_t seed) {
+    // A copy shares the generator's implementation, so seeding it seeds the default.
+    at::Generator generator = at::detail::getPrivateUse1Hooks().getDefaultGenerator(d);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_current_seed(seed);
+  });
+  m.def("_opapi_library", [] { return std::string(flagos::opapi_library_path()); });
+}

@@ -1,0 +1,40 @@
+// The flagos device allocator: one caching pool per device.
+//
+// Memory is always allocated on the device the caller asks for (the device
+// of the DataPtr), never on the ambient current device. Freed blocks go back
+// to their device's pool without a runtime call; FLAGOS_ALLOC_CACHE=0 turns
+// the pool off (every free returns memory to the runtime), which makes leak
+// checks on the simulator's live-allocation counters exact.
+#pragma once
+
+#include <c10/core/Allocator.h>
+
+#include <optional>
+
+namespace flagos {
+
+// The allocator registered for PrivateUse1: allocates on the current device.
+c10::Allocator* device_allocator();
+// An allocator bound to one device: what flagos storages keep, so that a
+// storage that grows later grows on its own device.
+c10::Allocator* device_allocator(c10::DeviceIndex device);
+
+// Allocates `nbytes` on `device` whatever device is current.
+c10::DataPtr allocate_on(c10::DeviceIndex device, size_t nbytes);
+
+// The device of a pointer this allocator handed out (any address inside a
+// live block), or nullopt. Used by the launch-time device sanitizer: it is
+// what the allocator knows, so it works on real hardware too.
+std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
+
+struct MemoryStats {
+  size_t allocated_bytes = 0;  // in live tensors
+  size_t reserved_bytes = 0;   // held from the runtime, live or cached
+  size_t live_blocks = 0;
+};
+MemoryStats memory_stats(c10::DeviceIndex device);
+
+// Returns every cached block of every device to the runtime.
+void empty_cache();
+
+}  // namespace flagos

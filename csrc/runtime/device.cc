@@ -1,0 +1,71 @@
+#include "runtime/device.h"
+
+#include <c10/util/Exception.h>
+
+#include <mutex>
+
+#include "runtime/acl_check.h"
+
+namespace flagos {
+
+namespace detail {
+thread_local c10::DeviceIndex tls_current_device = -1;
+}  // namespace detail
+
+c10::DeviceIndex device_count() {
+  // The count never changes in a process; ask the runtime once.
+  static const c10::DeviceIndex count = [] {
+    uint32_t n = 0;
+    FLAGOS_ACL_CHECK(aclrtGetDeviceCount(&n));
+    TORCH_CHECK(n > 0 && n <= static_cast<uint32_t>(kMaxDevices),
+                "flagos: the runtime reports ", n, " devices");
+    return static_cast<c10::DeviceIndex>(n);
+  }();
+  return count;
+}
+
+void check_device_index(c10::DeviceIndex index) {
+  const auto count = device_count();
+  TORCH_CHECK_INDEX(index >= 0 && index < count, "flagos device index ", static_cast<int>(index),
+                    " is out of range: there are ", static_cast<int>(count),
+                    " flagos devices (flagos:0..flagos:", static_cast<int>(count - 1), ")");
+}
+
+c10::DeviceIndex detail::init_current_device() {
+  int32_t device = -1;
+  if (aclrtGetDevice(&device) != ACL_SUCCESS) {
+    // A thread starts without a current device on CANN; like CUDA, make
+    // device 0 current on first use.
+    device_count();  // raises the runtime's configuration error, if any
+    FLAGOS_ACL_CHECK(aclrtSetDevice(0));
+    device = 0;
+  }
+  tls_current_device = static_cast<c10::DeviceIndex>(device);
+  return tls_current_device;
+}
+
+void set_device(c10::DeviceIndex index) {
+  if (index == current_device()) {
+    return;
+  }
+  check_device_index(index);
+  FLAGOS_ACL_CHECK(aclrtSetDevice(index));
+  detail::tls_current_device = index;
+}
+
+c10::DeviceIndex exchange_device(c10::DeviceIndex index) {
+  const c10::DeviceIndex previous = current_device();
+  set_device(index);
+  return previous;
+}
+
+void synchronize_device(c10::DeviceIndex index) {
+  check_device_index(index);
+  const c10::DeviceIndex previous = exchange_device(index);
+  const aclError status = aclrtSynchronizeDevice();
+  set_device(previous);
+  TORCH_CHECK(status == ACL_SUCCESS, "flagos: synchronizing flagos:", static_cast<int>(index),
+              " failed with ACL error ", status, ": ", aclGetRecentErrMsg());
+}
+
+}  // namespace flagos

@@ -1,0 +1,48 @@
+// The calling thread's current flagos device.
+//
+// The runtime's current device is per host thread and switching it costs a
+// runtime call, so the backend caches it in a thread-local and calls
+// aclrtSetDevice only when it really changes. Everything in the backend
+// reads and changes the current device through these functions, so the cache
+// never goes stale.
+#pragma once
+
+#include <c10/core/Device.h>
+
+namespace flagos {
+
+// The most devices a process can see (the simulator allows 1..16).
+constexpr int kMaxDevices = 16;
+
+// The number of devices the runtime reports; raises a clear error when the
+// runtime cannot report one (e.g. an invalid FLAGOS_SIM_DEVICES).
+c10::DeviceIndex device_count();
+
+// Raises c10::IndexError unless 0 <= index < device_count().
+void check_device_index(c10::DeviceIndex index);
+
+namespace detail {
+// -1 until the thread first asks; then the runtime's current device.
+extern thread_local c10::DeviceIndex tls_current_device;
+c10::DeviceIndex init_current_device();
+}  // namespace detail
+
+inline c10::DeviceIndex current_device() {
+  const c10::DeviceIndex cached = detail::tls_current_device;
+  return cached >= 0 ? cached : detail::init_current_device();
+}
+
+// Makes `index` current; no runtime call when it already is.
+void set_device(c10::DeviceIndex index);
+
+// Makes `index` current and returns the previous current device.
+c10::DeviceIndex exchange_device(c10::DeviceIndex index);
+
+// Waits for all work queued on `index`; leaves the current device as it was.
+void synchronize_device(c10::DeviceIndex index);
+
+inline c10::Device flagos_device(c10::DeviceIndex index) {
+  return c10::Device(c10::DeviceType::PrivateUse1, index);
+}
+
+}  // namespace flagos

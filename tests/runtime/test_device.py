@@ -1,0 +1,135 @@
+"""torch.flagos device management and the accelerator API."""
+
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+
+torch_fl = pytest.importorskip("torch_fl")
+
+
+def test_device_count_defaults_to_four():
+    assert torch.flagos.is_available()
+    assert torch.flagos.device_count() == 4
+
+
+def test_set_device_changes_current_device():
+    torch.flagos.set_device(2)
+    assert torch.flagos.current_device() == 2
+    torch.flagos.set_device("flagos:1")
+    assert torch.flagos.current_device() == 1
+    torch.flagos.set_device(torch.device("flagos", 3))
+    assert torch.flagos.current_device() == 3
+
+
+@pytest.mark.parametrize("bad", [99, 4, -1])
+def test_set_device_bad_index_raises_and_changes_nothing(bad):
+    torch.flagos.set_device(1)
+    with pytest.raises(IndexError, match=rf"flagos device index {bad} is out of range: there are 4"):
+        torch.flagos.set_device(bad)
+    assert torch.flagos.current_device() == 1
+
+
+def test_set_device_same_device_makes_no_runtime_call():
+    torch.flagos.set_device(2)
+    torch_fl.sim.reset_stats()
+    torch.flagos.set_device(2)
+    assert torch_fl.sim.stats()["set_device_calls"] == 0
+    torch.flagos.set_device(3)
+    assert torch_fl.sim.stats()["set_device_calls"] == 1
+
+
+def test_device_context_manager_restores():
+    torch.flagos.set_device(1)
+    with torch.flagos.device(3):
+        assert torch.flagos.current_device() == 3
+    assert torch.flagos.current_device() == 1
+    with pytest.raises(RuntimeError):
+        with torch.flagos.device(2):
+            raise RuntimeError("inside")
+    assert torch.flagos.current_device() == 1
+
+
+def test_current_device_is_per_thread():
+    torch.flagos.set_device(3)
+    seen = {}
+
+    def worker(index):
+        seen[(index, "start")] = torch.flagos.current_device()
+        torch.flagos.set_device(index)
+        seen[(index, "end")] = torch.flagos.current_device()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {(1, "start"): 0, (1, "end"): 1, (2, "start"): 0, (2, "end"): 2}
+    assert torch.flagos.current_device() == 3
+
+
+def test_accelerator_api():
+    assert torch.accelerator.current_accelerator() == torch.device("flagos")
+    assert torch.accelerator.device_count() == 4
+    torch.accelerator.set_device_index(2)
+    assert torch.accelerator.current_device_index() == 2
+    assert torch.flagos.current_device() == 2
+    with torch.accelerator.device_index(1):
+        assert torch.flagos.current_device() == 1
+    assert torch.flagos.current_device() == 2
+    torch.accelerator.synchronize()
+
+
+def test_streams_belong_to_their_device():
+    default = torch.flagos.default_stream(2)
+    assert default.device == torch.device("flagos", 2)
+    assert torch.flagos.current_stream(2) == default
+    created = torch.Stream(device="flagos:3")
+    assert created.device == torch.device("flagos", 3)
+    assert created != torch.flagos.default_stream(3)
+    with torch.flagos.stream(created):
+        assert torch.flagos.current_stream(3) == created
+        assert torch.flagos.current_stream(2) == default
+    assert torch.flagos.current_stream(3) == torch.flagos.default_stream(3)
+    created.synchronize()
+    torch.flagos.synchronize(3)
+
+
+def test_synchronize_leaves_current_device():
+    torch.flagos.set_device(1)
+    torch.flagos.synchronize(3)
+    torch.flagos.synchronize("flagos:2")
+    assert torch.flagos.current_device() == 1
+
+
+def test_tensor_methods_from_rename():
+    x = torch.ones(3).flagos(2)
+    assert x.is_flagos
+    assert x.device == torch.device("flagos", 2)
+    assert not torch.ones(1).is_flagos
+
+
+def _import_with_env(**env):
+    import os
+
+    full_env = dict(os.environ, **env)
+    return subprocess.run(
+        [sys.executable, "-c", "import torch_fl, torch; print(torch.flagos.device_count())"],
+        capture_output=True, text=True, env=full_env, timeout=120,
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "abc", "17"])
+def test_bad_device_count_fails_at_import(value):
+    result = _import_with_env(FLAGOS_SIM_DEVICES=value)
+    assert result.returncode != 0
+    assert "FLAGOS_SIM_DEVICES" in result.stderr
+    assert f"'{value}'" in result.stderr
+
+
+def test_device_count_from_env():
+    result = _import_with_env(FLAGOS_SIM_DEVICES="2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "2"

@@ -1,0 +1,149 @@
+"""The guarded launch path: guard, stream, workspace, executor cache,
+sanitizer and failures, shown on handwritten kernels (fill_, zero_, copy).
+Each guard test has its negative control: the same call with the guards
+switched off must fail in the simulator."""
+
+import pytest
+import torch
+
+torch_fl = pytest.importorskip("torch_fl")
+C = torch_fl._C
+
+
+@pytest.fixture
+def no_device_check():
+    """Turns the sanitizer off so that the simulator itself judges the launch."""
+    C._set_device_check(False)
+    yield
+    C._set_device_check(True)
+
+
+def test_fill_on_other_device_is_guarded():
+    torch.flagos.set_device(1)
+    x = torch.empty(3, device="flagos:0")
+    torch_fl.sim.reset_stats()
+    x.fill_(0.5)
+    stats = torch_fl.sim.stats()
+    assert stats["set_device_calls"] == 2  # switch and restore
+    assert stats["launches"] == {0: 1, 1: 0, 2: 0, 3: 0}
+    torch.flagos.synchronize(0)
+    assert x.cpu().tolist() == [0.5, 0.5, 0.5]
+    assert x.device == torch.device("flagos", 0)
+    assert torch.flagos.current_device() == 1
+    assert torch_fl.sim.stats()["rejected_launches"] == 0
+
+
+def test_negative_control_fill_without_guard_is_rejected(no_device_check):
+    torch.flagos.set_device(1)
+    x = torch.empty(3, device="flagos:0")
+    C._set_guards_enabled(False)
+    with pytest.raises(RuntimeError, match=r"aclnnInplaceFillScalar.*device 0.*device 1|aclnnInplaceFillScalar.*device 1.*device 0"):
+        x.fill_(0.5)
+    assert torch_fl.sim.stats()["rejected_launches"] == 1
+    assert torch.flagos.current_device() == 1
+
+
+def test_negative_control_fill_without_guard_gives_nan(no_device_check):
+    torch.flagos.set_device(1)
+    x = torch.zeros(3, device="flagos:0")
+    torch_fl.sim.set_mismatch_mode("nan")
+    C._set_guards_enabled(False)
+    x.fill_(0.5)
+    assert torch.isnan(x.cpu()).all()
+    assert torch_fl.sim.stats()["mismatched_launches"] == 1
+
+
+def test_sanitizer_names_op_and_argument():
+    torch.flagos.set_device(0)
+    x = torch.empty(3, device="flagos:2")
+    C._set_guards_enabled(False)
+    with pytest.raises(RuntimeError, match=r"flagos device check: aclnnInplaceFillScalar: argument 'self' .*lives on flagos:2 but the launch runs on flagos:0"):
+        x.fill_(1.0)
+    # The sanitizer stopped it before the runtime saw it.
+    assert torch_fl.sim.stats()["rejected_launches"] == 0
+
+
+def test_same_device_launch_makes_no_set_device_call():
+    torch.flagos.set_device(2)
+    x = torch.empty(4, device="flagos:2")
+    torch_fl.sim.reset_stats()
+    for _ in range(5):
+        x.fill_(3.0)
+    stats = torch_fl.sim.stats()
+    assert stats["set_device_calls"] == 0
+    assert stats["launches"][2] == 5
+
+
+def test_cross_device_launch_makes_two_set_device_calls():
+    torch.flagos.set_device(2)
+    x = torch.empty(4, device="flagos:3")
+    torch_fl.sim.reset_stats()
+    x.zero_()
+    assert torch_fl.sim.stats()["set_device_calls"] == 2
+    assert torch.flagos.current_device() == 2
+
+
+def test_executor_cache_is_keyed_by_device():
+    a = torch.empty(16, device="flagos:0")
+    b = torch.empty(16, device="flagos:1")
+    C._reset_executor_cache_stats()
+    a.fill_(1.0)
+    b.fill_(1.0)
+    stats = C._executor_cache_stats()
+    assert stats["misses"] == 2 and stats["hits"] == 0
+    a.fill_(1.0)
+    b.fill_(1.0)
+    stats = C._executor_cache_stats()
+    assert stats["misses"] == 2 and stats["hits"] == 2
+    assert a.cpu().tolist() == [1.0] * 16
+    assert b.cpu().tolist() == [1.0] * 16
+    assert torch_fl.sim.stats()["rejected_launches"] == 0
+
+
+def test_scalar_values_are_part_of_the_cache_key():
+    a = torch.empty(16, device="flagos:2")
+    C._reset_executor_cache_stats()
+    a.fill_(1.0)
+    a.fill_(2.0)
+    assert C._executor_cache_stats()["misses"] == 2
+    assert a.cpu().tolist() == [2.0] * 16
+
+
+def test_cached_executor_is_rebound_to_new_addresses():
+    tensors = [torch.full((8,), float(i + 1)).to("flagos:1") for i in range(3)]
+    C._reset_executor_cache_stats()
+    for t in tensors:
+        t.zero_()  # one executor, rebound to each tensor
+    assert C._executor_cache_stats() == {"hits": 2, "misses": 1, "evictions": 0}
+    for t in tensors:
+        assert t.cpu().tolist() == [0.0] * 8
+
+
+def test_workspace_lives_on_launch_device():
+    torch.flagos.set_device(0)
+    x = torch.empty(4, device="flagos:3")
+    C._set_device_check(False)
+    try:
+        x.fill_(1.0)  # the simulator validates workspace and stream devices
+    finally:
+        C._set_device_check(True)
+    assert torch_fl.sim.stats()["rejected_launches"] == 0
+
+
+@pytest.mark.parametrize("phase", [1, 2])
+def test_injected_failure_raises_restores_and_does_not_leak(phase):
+    torch.flagos.set_device(1)
+    x = torch.empty(64, device="flagos:3")
+    x.fill_(0.0)  # warm the allocator and the executor cache
+    allocated = torch.flagos.memory_allocated(3)
+    torch_fl.sim.inject_fault("aclnnInplaceFillScalar", phase)
+    C._set_executor_cache(False)  # phase 1 must run to fail there
+    try:
+        with pytest.raises(RuntimeError, match=rf"aclnnInplaceFillScalar failed at phase {phase}.*flagos:3.*injected fault"):
+            x.fill_(7.0)
+    finally:
+        C._set_executor_cache(True)
+    assert torch.flagos.current_device() == 1
+    assert torch.flagos.memory_allocated(3) == allocated
+    x.fill_(2.0)
+    assert x.cpu().tolist() == [2.0] * 64

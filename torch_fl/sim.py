@@ -1,0 +1,94 @@
+"""The simulated Ascend runtime behind the flagos device.
+
+Everything in this project runs on it when no NPU is present: several
+devices, a per-thread current device, device-owned memory and launch
+validation that rejects (or, in ``nan`` mode, silently corrupts) an operator
+whose tensors, stream and workspace are not on the calling thread's current
+device. Its counters are read through its own C API (``flagos_sim.h``),
+which the backend never calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from typing import Any, Dict
+
+from torch_fl import _C
+
+_LIB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+_runtime = None
+
+
+def _lib() -> ctypes.CDLL:
+    global _runtime
+    if _runtime is None:
+        # The backend already loaded this library; dlopen returns the same copy.
+        lib = ctypes.CDLL(os.path.join(_LIB_DIR, "libflagos_sim_runtime.so"))
+        lib.fsimStatsJson.restype = ctypes.c_char_p
+        lib.fsimInjectFault.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+        lib.fsimSetMismatchMode.argtypes = [ctypes.c_int]
+        lib.fsimGetMismatchMode.restype = ctypes.c_int
+        lib.fsimPointerDevice.argtypes = [ctypes.c_void_p]
+        lib.fsimPointerDevice.restype = ctypes.c_int32
+        _runtime = lib
+    return _runtime
+
+
+def _int_keys(mapping: Dict[str, Any]) -> Dict[int, Any]:
+    return {int(key): value for key, value in mapping.items()}
+
+
+def stats() -> Dict[str, Any]:
+    """Counters of the simulator and of the backend's CPU fallback.
+
+    Keys: ``set_device_calls``, ``launches`` (device -> successful launches),
+    ``rejected_launches``, ``mismatched_launches``, ``live_allocations``
+    (device -> runtime allocations alive), ``live_bytes``, ``op_launches``
+    (ACLNN operator -> launches), ``peer_copies`` and ``fallback_ops``
+    (ATen op -> CPU fallback calls).
+    """
+    raw = json.loads(_lib().fsimStatsJson().decode())
+    for key in ("launches", "live_allocations", "live_bytes"):
+        raw[key] = _int_keys(raw[key])
+    raw["fallback_ops"] = dict(_C._fallback_counts())
+    return raw
+
+
+def reset_stats() -> None:
+    """Zeroes the event counters (live allocations keep counting)."""
+    _lib().fsimResetStats()
+    _C._reset_fallback_counts()
+
+
+_MODES = {"error": 0, "nan": 1}
+
+
+def set_mismatch_mode(mode: str) -> None:
+    """``error``: reject a launch whose devices disagree; ``nan``: let it
+    "succeed" with NaN outputs, as real 910C hardware did."""
+    if mode not in _MODES:
+        raise ValueError(f"mismatch mode must be one of {sorted(_MODES)}, got {mode!r}")
+    _lib().fsimSetMismatchMode(_MODES[mode])
+
+
+def mismatch_mode() -> str:
+    value = _lib().fsimGetMismatchMode()
+    return next(name for name, code in _MODES.items() if code == value)
+
+
+def inject_fault(op: str, phase: int, count: int = 1) -> None:
+    """Makes the next `count` calls of ACLNN operator `op` fail at `phase` (1 or 2)."""
+    if phase not in (1, 2):
+        raise ValueError(f"phase must be 1 or 2, got {phase}")
+    _lib().fsimInjectFault(op.encode(), phase, count)
+
+
+def clear_faults() -> None:
+    _lib().fsimClearFaults()
+
+
+def pointer_device(address: int) -> int:
+    """The simulated device that owns a device address, or -1."""
+    return _lib().fsimPointerDevice(ctypes.c_void_p(address))
