@@ -5,6 +5,9 @@ registers ``torch.flagos``. On machines without NPUs the backend runs on the
 simulated Ascend runtime that ships with it (see ``torch_fl.sim``).
 """
 
+import atexit
+import time
+
 import torch
 
 from torch_fl import _C  # loads libflagos_backend.so and the runtime
@@ -23,5 +26,16 @@ torch.utils.generate_methods_for_privateuse1_backend(
 )
 
 from torch_fl import sim  # noqa: E402
+
+
+@atexit.register
+def _let_autograd_workers_finish() -> None:
+    # After a backward pass on a flagos device, PyTorch's autograd worker
+    # thread for that device may still be dropping the last reference to the
+    # finished graph task, which takes the GIL; if the interpreter is
+    # finalizing by then, Python ends that thread mid-destructor and the
+    # process aborts ("terminate called without an active exception").
+    # Releasing the GIL briefly before finalization lets the worker finish.
+    time.sleep(0.05)
 
 __all__ = ["flagos", "sim"]

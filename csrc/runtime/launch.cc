@@ -113,6 +113,7 @@ LaunchArgs::~LaunchArgs() {
   for (const aclTensor* tensor : owned_tensors_) aclDestroyTensor(tensor);
   for (const aclScalar* scalar : owned_scalars_) aclDestroyScalar(scalar);
   for (const aclIntArray* array : owned_int_arrays_) aclDestroyIntArray(array);
+  for (const aclBoolArray* array : owned_bool_arrays_) aclDestroyBoolArray(array);
 }
 
 std::string LaunchArgs::arg_name(int position) const {
@@ -134,6 +135,7 @@ std::string LaunchArgs::arg_name(int position) const {
 }
 
 aclTensor* LaunchArgs::tensor(const at::Tensor& t, bool is_output) {
+  sign(kPresent);
   const int position = position_ - 1;
   TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position),
               " is a ", t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be "
@@ -159,6 +161,7 @@ aclTensor* LaunchArgs::tensor(const at::Tensor& t, bool is_output) {
 }
 
 aclScalar* LaunchArgs::scalar(const c10::Scalar& s) {
+  sign(kPresent);
   aclScalar* handle = nullptr;
   if (s.isBoolean()) {
     bool value = s.toBool();
@@ -180,6 +183,7 @@ aclScalar* LaunchArgs::scalar(const c10::Scalar& s) {
 }
 
 aclIntArray* LaunchArgs::int_array(at::IntArrayRef values) {
+  sign(kPresent);
   sign(values.size());
   for (int64_t value : values) sign(value);
   aclIntArray* handle = aclCreateIntArray(values.data(), values.size());
@@ -188,7 +192,18 @@ aclIntArray* LaunchArgs::int_array(at::IntArrayRef values) {
   return handle;
 }
 
+aclBoolArray* LaunchArgs::bool_array(const bool* values, size_t size) {
+  sign(kPresent);
+  sign(size);
+  for (size_t i = 0; i < size; ++i) sign(values[i]);
+  aclBoolArray* handle = aclCreateBoolArray(values, size);
+  TORCH_CHECK(handle != nullptr, "flagos: aclCreateBoolArray failed: ", aclGetRecentErrMsg());
+  owned_bool_arrays_.push_back(handle);
+  return handle;
+}
+
 aclTensorList* LaunchArgs::tensor_list(at::TensorList list, bool is_output) {
+  sign(kPresent);
   sign(list.size());
   std::vector<const aclTensor*> elements;
   elements.reserve(list.size());

@@ -218,10 +218,20 @@ class LaunchArgs {
   aclTensor* tensor(const at::Tensor& tensor, bool is_output);
   aclScalar* scalar(const c10::Scalar& scalar);
   aclIntArray* int_array(at::IntArrayRef values);
+  aclBoolArray* bool_array(const bool* values, size_t size);
   aclTensorList* tensor_list(at::TensorList tensors, bool is_output);
   template <typename T>
   void sign(const T& value) {
     signature_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  }
+  // Every pointer argument's signature starts with a presence tag, so that
+  // clamp(x, min) and clamp(x, max=...) never share a cached executor.
+  static constexpr uint8_t kAbsent = 0;
+  static constexpr uint8_t kPresent = 1;
+  template <typename Param>
+  Param absent() {
+    sign(kAbsent);
+    return nullptr;
   }
 
   const char* api_;
@@ -232,6 +242,7 @@ class LaunchArgs {
   std::vector<const aclTensor*> owned_tensors_;
   std::vector<const aclScalar*> owned_scalars_;
   std::vector<const aclIntArray*> owned_int_arrays_;
+  std::vector<const aclBoolArray*> owned_bool_arrays_;
   std::vector<const aclTensorList*> owned_tensor_lists_;
 };
 
@@ -323,9 +334,9 @@ Param LaunchArgs::to(const Arg& arg) {
   if constexpr (std::is_same_v<Param, const aclTensor*> || std::is_same_v<Param, aclTensor*>) {
     constexpr bool is_output = std::is_same_v<Param, aclTensor*>;
     if constexpr (std::is_same_v<A, at::Tensor>) {
-      return arg.defined() ? tensor(arg, is_output) : nullptr;
+      return arg.defined() ? tensor(arg, is_output) : absent<Param>();
     } else if constexpr (std::is_same_v<A, std::optional<at::Tensor>>) {
-      return arg.has_value() && arg->defined() ? tensor(*arg, is_output) : nullptr;
+      return arg.has_value() && arg->defined() ? tensor(*arg, is_output) : absent<Param>();
     } else {
       static_assert(detail::always_false<A>,
                     "an aclTensor parameter takes at::Tensor or std::optional<at::Tensor>");
@@ -334,7 +345,7 @@ Param LaunchArgs::to(const Arg& arg) {
     if constexpr (std::is_same_v<A, c10::Scalar> || std::is_arithmetic_v<A>) {
       return scalar(c10::Scalar(arg));
     } else if constexpr (std::is_same_v<A, std::optional<c10::Scalar>>) {
-      return arg.has_value() ? scalar(*arg) : nullptr;
+      return arg.has_value() ? scalar(*arg) : absent<Param>();
     } else {
       static_assert(detail::always_false<A>, "an aclScalar parameter takes a c10::Scalar");
     }
@@ -342,10 +353,14 @@ Param LaunchArgs::to(const Arg& arg) {
     if constexpr (std::is_same_v<A, at::IntArrayRef> || std::is_same_v<A, std::vector<int64_t>>) {
       return int_array(arg);
     } else if constexpr (std::is_same_v<A, at::OptionalIntArrayRef>) {
-      return arg.has_value() ? int_array(*arg) : nullptr;
+      return arg.has_value() ? int_array(*arg) : absent<Param>();
     } else {
       static_assert(detail::always_false<A>, "an aclIntArray parameter takes at::IntArrayRef");
     }
+  } else if constexpr (std::is_same_v<Param, const aclBoolArray*>) {
+    // bool[N] of a schema (output_mask) arrives as std::array<bool, N>.
+    static_assert(std::is_same_v<typename A::value_type, bool>, "an aclBoolArray parameter takes std::array<bool, N>");
+    return bool_array(arg.data(), arg.size());
   } else if constexpr (std::is_same_v<Param, const aclTensorList*> ||
                        std::is_same_v<Param, aclTensorList*>) {
     constexpr bool is_output = std::is_same_v<Param, aclTensorList*>;

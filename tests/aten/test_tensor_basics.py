@@ -151,3 +151,11 @@ def test_strict_mode_raises_instead_of_falling_back():
             torch.special.erfcx(x)
     finally:
         torch_fl._C._set_strict(False)
+
+
+def test_cpu_fallback_rejects_two_flagos_devices():
+    # special_xlog1py has no flagos kernel: the fallback itself must refuse mixed devices.
+    x = torch.arange(3.0, device="flagos:1")
+    y = torch.arange(3.0, device="flagos:2")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*flagos:1.*flagos:2|Expected all tensors to be on the same device.*flagos:2.*flagos:1"):
+        torch.ops.aten.special_xlog1py(x, y)

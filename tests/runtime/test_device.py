@@ -133,3 +133,16 @@ def test_device_count_from_env():
     result = _import_with_env(FLAGOS_SIM_DEVICES="2")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "2"
+
+
+def test_process_exits_cleanly_after_backward_on_a_device():
+    # Regression: an autograd worker of a flagos device used to abort the
+    # process at interpreter exit (see torch_fl/__init__.py).
+    code = (
+        "import torch, torch_fl\n"
+        "x = torch.ones(3, device='flagos:1', requires_grad=True)\n"
+        "(x * 2).sum().backward()\n"
+    )
+    for _ in range(5):
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
