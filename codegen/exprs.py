@@ -129,6 +129,10 @@ KIND_WORDS = {
     "sizes": "a size list",
     "device": "a Device",
     "optional_device": "an optional Device",
+    "optional_int": "an optional int",
+    "optional_float": "an optional float",
+    "optional_scalar": "an optional Scalar",
+    "bool_array": "a bool array",
     "int_literal": "an int literal",
     "float_literal": "a float literal",
     "bool_literal": "a bool literal",
@@ -148,11 +152,12 @@ _INT_TYPES = ("int64_t", "int32_t", "int16_t", "int8_t", "uint64_t", "uint32_t",
 PARAM_FITS: dict[str, tuple[str, ...]] = {
     "const aclTensor*": ("tensor", "optional_tensor"),
     "aclTensor*": ("tensor",),
-    "const aclScalar*": ("scalar", "int_literal", "float_literal", "bool_literal"),
+    "const aclScalar*": ("scalar", "optional_scalar", "int", "int_literal", "float_literal", "bool_literal"),
     "const aclIntArray*": ("int_array", "symint_array", "optional_int_array", "int_vector"),
     "const aclTensorList*": ("tensor_list",),
     "aclTensorList*": ("tensor_list",),
     "aclDataType": ("dtype",),
+    "const aclBoolArray*": ("bool_array",),
     "double": ("float", "float_literal", "int_literal"),
     "float": ("float", "float_literal", "int_literal"),
     "bool": ("bool", "bool_literal"),
@@ -190,19 +195,46 @@ class Func:
     cpp: str  # format string over the rendered arguments
     include: str | None = None  # the header it needs
     doc: str = ""
+    keeps_output: bool = False  # the result is its first argument's tensor (an output stays an output)
 
 
 FUNCS: dict[str, Func] = {
     "item": Func(("launch",), (("tensor",),), "scalar", "{0}.item()",
                  doc="the value of a CPU 0-dim tensor (a Python number), passed as an aclScalar"),
     "scalar_type": Func(("launch",), (("tensor",),), "dtype", "{0}.scalar_type()", doc="a tensor's dtype"),
-    "reduction_dims": Func(("launch",), (("int_array", "optional_int_array"), ("tensor",)), "int_vector",
+    "reduction_dims": Func(("launch",), (("int_array", "optional_int_array", "int"), ("tensor",)), "int_vector",
                            "flagos::gen::reduction_dims({0}, {1})",
                            doc="the dims to reduce: all of them when `dim` is absent or empty"),
     "broadcast": Func(("size",), (("tensor",), ("tensor",)), "sizes", "at::infer_size({0}.sizes(), {1}.sizes())",
                       include="ATen/ExpandUtils.h", doc="the broadcast of two tensors' sizes"),
-    "reduced": Func(("size",), (("tensor",), ("int_array", "optional_int_array"), ("bool",)), "sizes",
-                    "flagos::gen::reduced_sizes({0}, {1}, {2})", doc="sizes after reducing dims (keepdim keeps 1s)"),
+    "reduced": Func(("size",), (("tensor",), ("int_array", "optional_int_array", "int", "optional_int"), ("bool",)),
+                    "sizes", "flagos::gen::reduced_sizes({0}, {1}, {2})",
+                    doc="sizes after reducing dims (keepdim keeps 1s); an absent `int?` dim reduces all"),
+    "scalar_size": Func(("size",), (), "sizes", "at::IntArrayRef{{}}", doc="[]: a 0-dim result (full reductions)"),
+    "outer": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::outer_sizes({0}, {1})",
+                  doc="[n, m] of two vectors"),
+    "norm_stats": Func(("size",), (("tensor",), ("sizes",)), "sizes", "flagos::gen::norm_stat_sizes({0}, {1})",
+                       doc="layer norm's mean/rstd: the leading dims of input, then 1 per normalized dim"),
+    "group_stats": Func(("size",), (("int", "symint"), ("int",)), "sizes", "flagos::gen::group_stat_sizes({0}, {1})",
+                        doc="group norm's mean/rstd: [N, group]"),
+    "rms_eps": Func(("launch",), (("optional_float",), ("tensor",)), "float", "flagos::gen::rms_eps({0}, {1})",
+                    doc="RMS norm's eps: the given one, else the epsilon of the input's compute type"),
+    "length": Func(("size",), (("int", "symint"),), "sizes", "flagos::gen::length_sizes({0})",
+                   doc="[n]: a vector of n elements (group norm's weight gradient: [C])"),
+    "all_dims": Func(("launch",), (("tensor",),), "int_vector",
+                     "flagos::gen::reduction_dims(at::OptionalIntArrayRef(), {0})", doc="every dim of a tensor"),
+    "correction_of": Func(("launch",), (("optional_scalar",),), "int", "flagos::gen::correction_of({0})",
+                          doc="var/std's optional correction as an int (1 when absent)"),
+    "flat_if_none": Func(("launch",), (("tensor",), ("optional_int",)), "tensor",
+                         "flagos::gen::flat_if_none({0}, {1})",
+                         doc="the tensor viewed as 1-D when the optional dim is absent (argmax over all elements)",
+                         keeps_output=True),
+    "keep_if_none": Func(("launch",), (("bool",), ("optional_int",)), "bool", "({0} || !{1}.has_value())",
+                         doc="keepdim, or true when the optional dim is absent (the flattened 1-D reduction keeps [1])"),
+    "flag": Func(("launch", "when"), (("bool_array",), ("int_literal",)), "bool", "{0}[{1}]",
+                 doc="one element of a bool array (output_mask)"),
+    "defined": Func(("when",), (("optional_tensor",),), "bool", "({0}.has_value() && {0}->defined())",
+                    doc="whether an optional tensor is given"),
     "matmul": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::matmul_sizes({0}, {1})",
                    doc="the product's sizes: dot [], mv [n], mm [n, p], bmm [b, n, p]"),
     "arange": Func(("size",), (("scalar",), ("scalar",), ("scalar",)), "sizes",
@@ -211,6 +243,11 @@ FUNCS: dict[str, Func] = {
                         include="ATen/ops/result_type.h", doc="type promotion, wrapped numbers included"),
     "to_float": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::to_float({0})",
                      doc="integral and bool types become the default float type"),
+    "opmath_type": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::opmath_type({0})",
+                        doc="the compute type: float32 for float16/bfloat16, else the type itself"),
+    "norm_stat_type": Func(("dtype",), (("tensor",), ("optional_tensor",)), "dtype",
+                           "flagos::gen::norm_stat_type({0}, {1})",
+                           doc="layer norm's mean/rstd dtype: float32 for a half/bfloat16 input with a float32 weight"),
     "sum_type": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::sum_type({0})",
                      doc="integral and bool types accumulate in int64"),
     "softmax_type": Func(("dtype",), (("tensor",), ("bool",)), "dtype", "flagos::gen::softmax_type({0}, {1})",
@@ -226,21 +263,23 @@ FUNCS: dict[str, Func] = {
 class Scope:
     """The names an expression may use: the op's arguments, and `out` where allocated."""
 
-    def __init__(self, schema: OpSchema, allocated_out: bool):
+    def __init__(self, schema: OpSchema, allocated_out: bool, outputs: tuple[str, ...] = ("out",)):
         self.schema = schema
         self.allocated_out = allocated_out
+        self.outputs = outputs if allocated_out else ()  # the names of the allocated outputs
 
     def lookup(self, name: str, role: str) -> Value:
-        if name == "out" and self.allocated_out:
+        if name in self.outputs:
             if role != "launch":
-                raise ExprError("`out` is the output being described", "describe the output from the inputs")
-            return Value("out", "tensor", is_output=True)
+                raise ExprError(f"`{name}` is an output being described", "describe the output from the inputs")
+            return Value(name, "tensor", is_output=True)
         arg = self.schema.argument(name)
         if arg is None:
             if role == "dtype" and name in DTYPE_CONSTANTS:
                 return Value(DTYPE_CONSTANTS[name], "dtype")
             known = ", ".join(a.name for a in self.schema.arguments)
-            extra = " and `out` (the allocated output)" if self.allocated_out else ""
+            extra = (f" and {', '.join(f'`{o}`' for o in self.outputs)} (the allocated output"
+                     f"{'s' if len(self.outputs) > 1 else ''})") if self.allocated_out else ""
             raise ExprError(f"`{name}` is not an argument of {self.schema.name}",
                             f"use one of: {known}{extra}")
         return Value(name, arg.kind, is_output=arg.is_mutable)
@@ -252,6 +291,10 @@ def _coerce(value: Value, wanted: tuple[str, ...]) -> Value | None:
         return value
     if value.kind == "bool_literal" and "bool" in wanted:
         return Value("true" if value.cpp == "true" else "false", "bool")
+    if value.kind == "int_literal" and "int" in wanted:
+        return Value(f"int64_t{{{value.cpp}}}", "int")
+    if value.kind in ("int_literal", "float_literal") and "float" in wanted:
+        return Value(f"double{{{value.cpp}}}", "float")
     if value.kind in ("int_literal", "float_literal", "bool_literal") and "scalar" in wanted:
         literal = f"int64_t{{{value.cpp}}}" if value.kind == "int_literal" else value.cpp
         return Value(f"at::Scalar({literal})", "scalar")
@@ -299,6 +342,7 @@ def evaluate(expr: Expr, scope: Scope, role: str, includes: set[str]) -> Value:
         raise ExprError(f"`{show(expr)}` takes {len(func.params)} argument(s), not {len(expr.args)}",
                         f"write {expr.func}({', '.join('/'.join(p) for p in func.params)})")
     rendered = []
+    first_is_output = False
     for position, (arg, accepted) in enumerate(zip(expr.args, func.params), 1):
         value = _coerce(evaluate(arg, scope, "dtype" if "dtype" in accepted else role, includes), accepted)
         if value is None:
@@ -306,9 +350,11 @@ def evaluate(expr: Expr, scope: Scope, role: str, includes: set[str]) -> Value:
             raise ExprError(f"argument {position} of `{show(expr)}` must be {words}",
                             f"pass {words} as argument {position}")
         rendered.append(value.cpp)
+        if position == 1:
+            first_is_output = value.is_output
     if func.include:
         includes.add(func.include)
-    return Value(func.cpp.format(*rendered), func.result)
+    return Value(func.cpp.format(*rendered), func.result, is_output=func.keeps_output and first_is_output)
 
 
 def render_rule(expr: Expr, scope: Scope, role: str, includes: set[str]) -> str:
@@ -320,6 +366,15 @@ def render_rule(expr: Expr, scope: Scope, role: str, includes: set[str]) -> str:
         raise ExprError(f"`{show(expr)}` is {KIND_WORDS[value.kind]}, not {KIND_WORDS[wanted]}",
                         "see docs/codegen.md for the size and dtype rules")
     return coerced.cpp
+
+
+def render_when(expr: Expr, scope: Scope, includes: set[str]) -> str:
+    """An output's `when` condition (a bool) as C++."""
+    value = evaluate(expr, scope, "when", includes)
+    if value.kind not in ("bool", "bool_literal"):
+        raise ExprError(f"`{show(expr)}` is {KIND_WORDS[value.kind]}, not a bool",
+                        "write a bool: flag(output_mask, 0), defined(weight) or a bool argument")
+    return value.cpp
 
 
 def render_launch_arg(expr: Expr, scope: Scope, ctype: str, includes: set[str]) -> str:
@@ -335,9 +390,9 @@ def render_launch_arg(expr: Expr, scope: Scope, ctype: str, includes: set[str]) 
     if base == "aclTensor*" and not coerced.is_output:
         raise ExprError(f"`{show(expr)}` is an input but `{ctype}` is an output parameter",
                         "pass the allocated `out`, the out= argument or the in-place `self`")
-    if base == "const aclTensor*" and coerced.is_output and scope.allocated_out and show(expr) == "out":
-        raise ExprError("the allocated `out` is passed to an input parameter",
-                        "pass `out` to the entry point's aclTensor* output parameter")
+    if base == "const aclTensor*" and coerced.is_output and scope.allocated_out and show(expr) in scope.outputs:
+        raise ExprError(f"the allocated `{show(expr)}` is passed to an input parameter",
+                        f"pass `{show(expr)}` to the entry point's aclTensor* output parameter")
     if coerced.kind == "int_literal" and base == "const aclScalar*":
         return f"at::Scalar(int64_t{{{coerced.cpp}}})"
     if coerced.kind in ("float_literal", "bool_literal") and base == "const aclScalar*":

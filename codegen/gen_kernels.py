@@ -13,7 +13,7 @@ import jinja2
 
 from codegen.resolve import KernelView
 
-SHARDS = 4
+SHARDS = 10
 
 
 def shard_of(op: str, shards: int = SHARDS) -> int:

@@ -111,6 +111,9 @@ class OutputRule:
     loc: Location  # the `out:` key
     size_loc: Location | None
     dtype_loc: Location | None
+    name: str = "out"  # the C++ variable (allocated) or the out= argument it describes
+    when: Expr | None = None  # allocated only when this bool holds (else an undefined tensor)
+    when_loc: Location | None = None
 
 
 # ---- registry entries --------------------------------------------------------
@@ -129,6 +132,8 @@ class OpEntry:
     out: OutputRule | None
     policy: DevicePolicy
     loc: Location
+    # Shape general: every output, in return order (`out` is then its first).
+    outputs: tuple[OutputRule, ...] = ()
 
     @property
     def wrapped_arg(self) -> str | None:

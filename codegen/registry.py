@@ -33,6 +33,7 @@ from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml
 
 OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "guard", "guard_arg", "device_check", "reason")
 OUT_KEYS = ("size", "dtype")
+OUTPUT_KEYS = ("name", "size", "dtype", "when")  # one output of a list (shape general)
 HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file")
 GUARD_ARG_KINDS = ("tensor", "optional_tensor", "tensor_list", "device", "optional_device")
 
@@ -255,15 +256,48 @@ def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str
     return Launch(call.func, call.args, show(call), loc)
 
 
-def _output_rule(entry: LineDict, op: str, shown: str, problems: Problems) -> OutputRule | None:
+def _output_rules(entry: LineDict, op: str, shown: str, problems: Problems) -> tuple[OutputRule, ...] | None:
+    """The `out:` list of shape general: one mapping per output, each with a `name`."""
     value = entry.get("out")
-    loc = Location(shown, entry.line_of("out"))
+    rules = []
+    for item in value:
+        loc = Location(shown, getattr(item, "line", entry.line_of("out")))
+        if not isinstance(item, LineDict):
+            problems.add(loc, op, "each output of the `out` list must be a mapping",
+                         "write `- name: <output>` with `size:` and `dtype:` under it")
+            return None
+        name = item.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            problems.add(Location(shown, item.line_of("name") if "name" in item else item.line), op,
+                         "an output of the `out` list needs a `name`",
+                         "add `name: <identifier>` (an out= argument's name for out= forms)")
+            return None
+        rule = _output_rule(entry, op, shown, problems, value=item, keys=OUTPUT_KEYS, loc=loc)
+        if rule is None:
+            return None
+        when = None
+        if "when" in item:
+            try:
+                when = parse_expr(item["when"])
+            except ExprError as error:
+                problems.add(Location(shown, item.line_of("when")), op, f"out.when: {error.message}", error.fix)
+                return None
+        rules.append(OutputRule(rule.size, rule.dtype, loc, rule.size_loc, rule.dtype_loc, name, when,
+                                Location(shown, item.line_of("when")) if "when" in item else None))
+    return tuple(rules)
+
+
+def _output_rule(entry: LineDict, op: str, shown: str, problems: Problems, value=None,
+                 keys: tuple[str, ...] = OUT_KEYS, loc: Location | None = None) -> OutputRule | None:
+    if value is None:
+        value = entry.get("out")
+        loc = Location(shown, entry.line_of("out"))
     if value is None:
         return None
     if not isinstance(value, LineDict):
         problems.add(loc, op, "`out` must be a mapping", "write `out:` with `size:` and `dtype:` lines under it")
         return None
-    _unknown_keys(value, OUT_KEYS, op, shown, problems)
+    _unknown_keys(value, keys, op, shown, problems)
     rules = {}
     for key in OUT_KEYS:
         if key in value:
@@ -321,8 +355,23 @@ def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, Acl
             elif schema is not None and schema.argument(items[0].args[0].name) is None:
                 problems.add(loc, op, f"item({items[0].args[0].name}): {op} has no such argument",
                              "name the Tensor argument that may be a Python number")
-    out = _output_rule(entry, op, shown, problems)
-    if shape is not None:
+    outputs: tuple[OutputRule, ...] = ()
+    if isinstance(entry.get("out"), list):
+        out = None
+        if shape is not None and shape.name != "general":
+            problems.add(Location(shown, entry.line_of("out")), op,
+                         f"shape {shape.name} has one output: `out` must be a mapping",
+                         "write `out:` with `size:` and `dtype:`, or use shape general for several outputs")
+        else:
+            outputs = _output_rules(entry, op, shown, problems) or ()
+            out = outputs[0] if outputs else None
+    else:
+        out = _output_rule(entry, op, shown, problems)
+        outputs = (out,) if out is not None else ()
+    if shape is not None and shape.name == "general":
+        if schema is not None:
+            _check_general_outputs(entry, op, schema, outputs, shown, problems)
+    elif shape is not None:
         loc = Location(shown, entry.line_of("out"))
         if shape.output == "new" and (out is None or out.size is None or out.dtype is None):
             problems.add(loc, op, f"shape {shape.name} allocates its output: `out` needs `size` and `dtype`",
@@ -335,7 +384,46 @@ def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, Acl
                          "write `out:` with only `size: <rule>`")
     if len(problems.items) != before or schema is None or shape is None or policy is None or launch is None:
         return None
-    return OpEntry(op, shape.name, launch, wrapped, out, policy, Location(shown, entry.line))
+    return OpEntry(op, shape.name, launch, wrapped, out, policy, Location(shown, entry.line),
+                   outputs if shape.name == "general" else ())
+
+
+def _check_general_outputs(entry: LineDict, op: str, schema: OpSchema, outputs: tuple[OutputRule, ...],
+                           shown: str, problems: Problems) -> None:
+    """Shape general: one rule per returned tensor (functional) or per out= argument."""
+    loc = Location(shown, entry.line_of("out"))
+    if not outputs:
+        problems.add(loc, op, "shape general needs `out`: one rule per output",
+                     "write `out:` as a mapping (one output) or a list of `- name:` mappings")
+        return
+    names = [o.name for o in outputs]
+    if len(set(names)) != len(names):
+        problems.add(loc, op, f"output names repeat: {', '.join(names)}", "give each output its own name")
+    if schema.out_args:
+        if len(outputs) == 1 and len(schema.out_args) == 1 and outputs[0].name == "out":
+            outputs = (OutputRule(outputs[0].size, outputs[0].dtype, outputs[0].loc, outputs[0].size_loc,
+                                  outputs[0].dtype_loc, schema.out_args[0]),)
+        if sorted(o.name for o in outputs) != sorted(schema.out_args):
+            problems.add(loc, op, f"an out= op's outputs are its out= arguments ({', '.join(schema.out_args)}), "
+                         f"not {', '.join(o.name for o in outputs)}", "name each out= argument once")
+        for rule in outputs:
+            if rule.size is None or rule.dtype is not None or rule.when is not None:
+                problems.add(rule.loc, op, f"out= argument `{rule.name}` is resized and keeps its dtype: "
+                             "it needs `size` and no `dtype` or `when`", "write only `size: <rule>`")
+        return
+    if schema.inplace or schema.returns_ref:
+        problems.add(loc, op, "shape general does not write in place", "use shape inplace")
+        return
+    if len(outputs) != schema.returns:
+        problems.add(loc, op, f"{op} returns {schema.returns} tensor(s); `out` describes {len(outputs)}",
+                     "write one output per returned tensor, in return order")
+    for rule in outputs:
+        if rule.size is None or rule.dtype is None:
+            problems.add(rule.loc, op, f"output `{rule.name}` is allocated: it needs `size` and `dtype`",
+                         "add `size: <rule>` and `dtype: <rule>` (see docs/codegen.md)")
+        if schema.argument(rule.name) is not None:
+            problems.add(rule.loc, op, f"output name `{rule.name}` is also an argument of {op}",
+                         "rename the output")
 
 
 def _entries(data, shown: str, problems: Problems) -> list:

@@ -11,10 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.errors import Problems
-from codegen.exprs import ExprError, Scope, render_launch_arg, render_rule
-from codegen.model import DeviceCheck, Guard, Launch, OpEntry, Registry
+from codegen.exprs import ExprError, Scope, render_launch_arg, render_rule, render_when
+from codegen.model import DeviceCheck, Guard, Launch, OpEntry, OutputRule, Registry
 from codegen.schemas import ATenSchemas, OpSchema
 from codegen.shapes import SHAPES
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """One output of a shape-general wrapper."""
+
+    name: str  # the C++ variable: allocated here, or the out= argument
+    size: str
+    dtype: str | None  # None: an out= argument (resized, dtype kept)
+    when: str | None  # allocated only when this holds
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,8 @@ class KernelView:
     includes: tuple[str, ...]
     entry_points: tuple[str, ...]
     yaml_loc: str
+    outputs: tuple[OutputView, ...] = ()  # shape general
+    result: str = "out"  # what the wrapper returns (shape general)
 
 
 def wrapper_name(op: str) -> str:
@@ -95,11 +107,42 @@ def _launch_args(launch: Launch, scope: Scope, registry: Registry, includes: set
 def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problems: Problems) -> KernelView | None:
     shape = SHAPES[entry.shape]
     before = len(problems.items)
-    scope = Scope(schema, allocated_out=shape.output == "new")
+    general = shape.output == "any"
+    rules = entry.outputs
+    if general and schema.out_args and len(rules) == 1 and len(schema.out_args) == 1 and rules[0].name == "out":
+        rules = (OutputRule(rules[0].size, rules[0].dtype, rules[0].loc, rules[0].size_loc, rules[0].dtype_loc,
+                            schema.out_args[0]),)
+    if general:
+        allocated = not schema.out_args
+        scope = Scope(schema, allocated_out=allocated, outputs=tuple(r.name for r in rules))
+    else:
+        scope = Scope(schema, allocated_out=shape.output == "new")
     includes: set[str] = set()
+    outputs: list[OutputView] = []
+    if general:
+        for rule in rules:
+            cpp = {}
+            for role, expr, loc in (("size", rule.size, rule.size_loc), ("dtype", rule.dtype, rule.dtype_loc)):
+                if expr is None:
+                    continue
+                try:
+                    cpp[role] = render_rule(expr, scope, role, includes)
+                except ExprError as error:
+                    problems.add(loc or rule.loc, entry.op, f"out {rule.name}.{role}: {error.message}", error.fix)
+            when = None
+            if rule.when is not None:
+                try:
+                    when = render_when(rule.when, scope, includes)
+                except ExprError as error:
+                    problems.add(rule.when_loc or rule.loc, entry.op, f"out {rule.name}.when: {error.message}",
+                                 error.fix)
+            if "size" in cpp:
+                outputs.append(OutputView(rule.name, cpp["size"], cpp.get("dtype"), when))
+        if schema.out_args:
+            includes.add("ATen/native/Resize.h")
 
     out_size = out_dtype = None
-    if entry.out is not None:
+    if entry.out is not None and not general:
         rules = (("size", entry.out.size, entry.out.size_loc), ("dtype", entry.out.dtype, entry.out.dtype_loc))
         for role, expr, loc in rules:
             if expr is None:
@@ -177,7 +220,15 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         includes=tuple(sorted(includes)),
         entry_points=entry_points,
         yaml_loc=str(entry.loc),
+        outputs=tuple(outputs),
+        result=_result(outputs),
     )
+
+
+def _result(outputs: list[OutputView]) -> str:
+    if len(outputs) == 1:
+        return outputs[0].name
+    return "{" + ", ".join(o.name for o in outputs) + "}" if outputs else "out"
 
 
 def resolve_all(registry: Registry, schemas: ATenSchemas, problems: Problems | None = None) -> list[KernelView]:

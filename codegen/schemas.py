@@ -39,6 +39,10 @@ _KINDS = {
     "ScalarType?": "optional_dtype",
     "Device": "device",
     "Device?": "optional_device",
+    "int?": "optional_int",
+    "SymInt?": "optional_int",
+    "float?": "optional_float",
+    "Scalar?": "optional_scalar",
 }
 
 
@@ -51,6 +55,8 @@ def _kind_of(type_text: str) -> str:
         return "int_array"
     if type_text.startswith("SymInt[") and type_text.endswith("]"):
         return "symint_array"
+    if type_text.startswith("bool[") and type_text.endswith("]"):
+        return "bool_array"
     return "other"  # Layout?, bool?, MemoryFormat?, str, ...: never marshalled
 
 

@@ -16,7 +16,8 @@ from codegen.schemas import OpSchema
 class KernelShape:
     name: str
     summary: str
-    output: str  # "new": allocated on the launch device; "self": in-place; "out": the out= argument
+    output: str  # "new": allocated on the launch device; "self": in-place; "out": the out= argument;
+    # "any": shape general, one or several outputs, allocated or out= arguments
     wrapped_number: bool  # may declare a `wrapped_number` launch
     needs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (argument, accepted kinds)
 
@@ -37,6 +38,8 @@ class KernelShape:
             return f"shape {self.name} is for in-place ops (name_); {schema.name} is not one"
         if self.output == "out" and len(schema.out_args) != 1:
             return f"shape {self.name} is for out= ops with one `out`; {schema.name} has {len(schema.out_args)}"
+        if self.output == "any" and (schema.returns < 1 or schema.inplace):
+            return f"shape {self.name} returns tensors and does not write in place; {schema.name} does not fit"
         if self.name == "unary" and len(tensors) != 1:
             return f"shape unary takes one tensor; {schema.name} takes {len(tensors)}"
         if self.name == "tensor_scalar" and (
@@ -66,5 +69,7 @@ SHAPES: dict[str, KernelShape] = {
                     (("device", ("optional_device",)),)),
         KernelShape("inplace", "self = f(self, ...); returns self", "self", True, (("self", ("tensor",)),)),
         KernelShape("out", "out = f(...) into the out= argument, resized first; returns out", "out", True),
+        KernelShape("general", "one or several outputs, each allocated by its own rule (or its out= argument "
+                    "resized); returns a tensor or a tuple", "any", False),
     )
 }

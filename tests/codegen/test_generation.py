@@ -124,14 +124,14 @@ def test_check_reports_a_hand_edited_or_stale_file(ws):
     path = os.path.join(ws.out_dir, "kernel_support.h")
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("// a hand edit\n")
-    with open(os.path.join(ws.out_dir, "kernels_9.cpp"), "w", encoding="utf-8") as handle:
+    with open(os.path.join(ws.out_dir, "kernels_99.cpp"), "w", encoding="utf-8") as handle:
         handle.write(HEADER + "an old registry; do not edit\n")
     run = ws.run("--check")
     assert run.code == 1
     assert "-// a hand edit" in run.out
-    assert "--- a/csrc/generated/kernels_9.cpp\n+++ /dev/null" in run.out
+    assert "--- a/csrc/generated/kernels_99.cpp\n+++ /dev/null" in run.out
     assert ws.run().code == 0
-    assert not os.path.exists(os.path.join(ws.out_dir, "kernels_9.cpp"))
+    assert not os.path.exists(os.path.join(ws.out_dir, "kernels_99.cpp"))
 
 
 def test_wrapper_order(ws):

@@ -26,6 +26,9 @@ POLICIES = {
                          "  guard: none\n  reason: golden test of policy none\n\n- op: exp")),
     "out.cpp": ("add.out", None),
     "inplace.cpp": ("mul_.Tensor", None),
+    # shape general: several outputs; optional (`when`) outputs
+    "general_multi_output.cpp": ("max.dim", None),
+    "general_optional_outputs.cpp": ("native_layer_norm_backward", None),
 }
 
 
