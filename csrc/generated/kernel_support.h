@@ -12,8 +12,10 @@
 #include <c10/util/OptionalArrayRef.h>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "runtime/device.h"
@@ -59,6 +61,11 @@ inline std::vector<int64_t> reduction_dims(at::OptionalIntArrayRef dim, const at
   return dims;
 }
 
+// One dim (any.dim, all.dim).
+inline std::vector<int64_t> reduction_dims(int64_t dim, const at::Tensor& self) {
+  return {at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1))};
+}
+
 // The sizes of a reduction's result: reduced dims vanish, or stay as 1 with keepdim.
 inline std::vector<int64_t> reduced_sizes(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   std::vector<bool> reduced(std::max<int64_t>(self.dim(), 1), false);
@@ -75,6 +82,40 @@ inline std::vector<int64_t> reduced_sizes(const at::Tensor& self, at::OptionalIn
     }
   }
   return sizes;
+}
+
+// One dim (max.dim, prod.dim_int), or an optional one (argmax: absent reduces all).
+inline std::vector<int64_t> reduced_sizes(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return reduced_sizes(self, at::OptionalIntArrayRef(at::IntArrayRef(dim)), keepdim);
+}
+inline std::vector<int64_t> reduced_sizes(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim.has_value()) {
+    return reduced_sizes(self, at::OptionalIntArrayRef(), keepdim);
+  }
+  return reduced_sizes(self, *dim, keepdim);
+}
+
+// [n, m]: the outer product of two vectors (addr).
+inline std::vector<int64_t> outer_sizes(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 1 && b.dim() == 1, "expected 1-D vectors, got ", a.dim(), "-D and ", b.dim(), "-D");
+  return {a.size(0), b.size(0)};
+}
+
+// Layer norm's mean and rstd: input's leading dims, then 1 for each normalized dim.
+inline std::vector<int64_t> norm_stat_sizes(const at::Tensor& input, at::IntArrayRef normalized_shape) {
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(axis >= 0, "normalized_shape has more dims than the input");
+  std::vector<int64_t> sizes(input.sizes().begin(), input.sizes().begin() + axis);
+  sizes.resize(input.dim(), 1);
+  return sizes;
+}
+
+// [n]: a vector of n elements.
+inline std::vector<int64_t> length_sizes(const c10::SymInt& n) { return {n.expect_int()}; }
+
+// Group norm's mean and rstd: [N, group].
+inline std::vector<int64_t> group_stat_sizes(const c10::SymInt& n, int64_t group) {
+  return {n.expect_int(), group};
 }
 
 // The sizes of a product: dot [], mv [n], mm [n, p], bmm [b, n, p]. The
@@ -106,7 +147,47 @@ inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scal
   return {static_cast<int64_t>(std::ceil((last - first) / increment))};
 }
 
+// ---- launch arguments ----------------------------------------------------
+
+// var/std's correction (Scalar?): 1 when absent, as ATen.
+inline int64_t correction_of(const std::optional<at::Scalar>& correction) {
+  if (!correction.has_value()) {
+    return 1;
+  }
+  const double value = correction->toDouble();
+  TORCH_CHECK(value == static_cast<double>(static_cast<int64_t>(value)),
+              "flagos: var/std support an integral correction only, got ", value);
+  return static_cast<int64_t>(value);
+}
+
+// RMS norm's eps: the given one, else the machine epsilon of the compute type (as ATen).
+inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {
+  if (eps.has_value()) {
+    return *eps;
+  }
+  return input.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
+                                            : static_cast<double>(std::numeric_limits<float>::epsilon());
+}
+
+// argmax/argmin over all elements (dim absent): the tensor viewed as 1-D.
+inline at::Tensor flat_if_none(const at::Tensor& tensor, std::optional<int64_t> dim) {
+  return dim.has_value() ? tensor : tensor.reshape({-1});
+}
+
 // ---- dtypes --------------------------------------------------------------
+
+// The compute type of reduced-precision floats.
+inline at::ScalarType opmath_type(at::ScalarType dtype) {
+  return at::isReducedFloatingType(dtype) ? at::kFloat : dtype;
+}
+
+// Layer norm's statistics: float32 for a half/bfloat16 input with a float32 weight
+// (ATen's mixed type), else the input's type.
+inline at::ScalarType norm_stat_type(const at::Tensor& input, const std::optional<at::Tensor>& weight) {
+  const bool mixed = at::isReducedFloatingType(input.scalar_type()) && weight.has_value() && weight->defined() &&
+                     weight->scalar_type() == at::kFloat;
+  return mixed ? at::kFloat : input.scalar_type();
+}
 
 // Math functions of integers and bools compute in the default float type.
 inline at::ScalarType to_float(at::ScalarType dtype) {

@@ -80,8 +80,69 @@ def _accepts_python_number(op: str, shape: str) -> bool:
     return True
 
 
+# ---- elementwise math (yaml/ops/unary_math.yaml, binary_math.yaml, activation_backward.yaml) ----
+# Their inputs are built from the schema: every Tensor argument a sample
+# (self full size; the others also broadcast), every Scalar a value by name,
+# integers for the bitwise ops, a domain per op, and out= forms an `out` of
+# the matching dtype.
+_ELEMENTWISE_FILES = ("unary_math.yaml", "binary_math.yaml", "activation_backward.yaml")
+_INTEGER_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
+_POSITIVE_OPS = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow")
+_UNIT_OPS = ("asin", "acos")  # |x| < 1
+_SCALAR_VALUES = {"other": 2.5, "exponent": 2.0, "min": -0.5, "max": 0.5, "weight": 0.25, "threshold": 0.1}
+
+
+def _elementwise_cases(entry, schema) -> list[Case]:
+    base = entry.op.split(".")[0].rstrip("_")
+    integer = base in _INTEGER_OPS
+
+    def sample(*sizes):
+        if integer:
+            return (_rand(*sizes) * 8).to(torch.int64)
+        if base in _UNIT_OPS:
+            return _rand(*sizes).tanh() * 0.9
+        return _rand(*sizes, positive=base in _POSITIVE_OPS)
+
+    inputs = [a for a in schema.arguments if not a.is_out and not a.is_kwarg_only]
+    tensors = [a.name for a in inputs if a.kind in ("tensor", "optional_tensor")]
+
+    def args(broadcast: bool, **override) -> tuple:
+        values = []
+        for a in inputs:
+            if a.name in override:
+                values.append(override[a.name])
+            elif a.kind in ("tensor", "optional_tensor"):
+                sizes = (4,) if broadcast and a.name != tensors[0] else (3, 4)
+                values.append(sample(*sizes).roll(tensors.index(a.name)))  # distinct values per argument
+            elif a.kind == "scalar":
+                values.append(3 if integer else _SCALAR_VALUES.get(a.name, 1.0))
+            else:
+                raise AssertionError(f"{entry.op}: no sample for argument {a.name} ({a.type})")
+        return tuple(values)
+
+    cases = [Case("same size", args(False))]
+    if len(tensors) >= 2:
+        cases.append(Case("broadcast", args(True)))
+        operand = next((a.name for a in inputs if a.kind == "tensor" and a.name != tensors[0]), None)
+        if operand is not None:  # a Python number reaching a Tensor argument
+            cases.append(Case("cpu 0-dim tensor", args(False, **{operand: CpuScalar(3 if integer else 0.75)})))
+        for a in inputs:
+            if a.kind == "optional_tensor":
+                cases.append(Case(f"without {a.name}", args(True, **{a.name: None})))
+    elif entry.shape in ("unary", "inplace", "out"):
+        cases.append(Case("non-contiguous", tuple(sample(4, 3).t() if isinstance(v, torch.Tensor) else v
+                                                  for v in args(False))))
+    outs = [a.name for a in schema.arguments if a.is_out]
+    for case in cases:
+        for name in outs:
+            case.kwargs[name] = torch.empty(0, dtype=torch.int64 if integer else torch.float32)
+    return cases
+
+
 def cases_for(entry) -> list[Case]:
     schema = SCHEMAS.get(entry.op)
+    if os.path.basename(entry.loc.file) in _ELEMENTWISE_FILES:
+        return _elementwise_cases(entry, schema)
     positive = entry.op.split(".")[0].rstrip("_") in ("log", "sqrt", "rsqrt", "div", "pow")
     shape = entry.shape
     if shape in ("unary", "inplace") and schema.argument("other") is None:
@@ -125,6 +186,8 @@ def cases_for(entry) -> list[Case]:
         positional = tuple(values[a.name] for a in schema.arguments if not (a.is_kwarg_only or a.is_out))
         return [Case("device argument", positional, {"device": "DEVICE"}),
                 Case("dtype", positional, {"device": "DEVICE", "dtype": torch.float64})]
+    if shape == "general":
+        return []  # per-op inputs in their own tests (reductions, norms, linalg: test_general_ops.py)
     raise AssertionError(f"no sample inputs for shape {shape}: add them here")
 
 

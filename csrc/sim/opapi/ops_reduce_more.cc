@@ -1,0 +1,236 @@
+// More reductions and scans: aclnnProd, aclnnProdDim, aclnnMax, aclnnMin,
+// aclnnMaxDim, aclnnMinDim, aclnnArgMax, aclnnArgMin, aclnnAny, aclnnAll,
+// aclnnNorm, aclnnLinalgVectorNorm, aclnnVarCorrection, aclnnStd,
+// aclnnVarMean, aclnnStdMeanCorrection, aclnnLogSumExp, aclnnCumsum,
+// aclnnCumprod.
+#include <ATen/ops/all.h>
+#include <ATen/ops/any.h>
+#include <ATen/ops/argmax.h>
+#include <ATen/ops/argmin.h>
+#include <ATen/ops/cumprod.h>
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/logsumexp.h>
+#include <ATen/ops/max.h>
+#include <ATen/ops/min.h>
+#include <ATen/ops/norm.h>
+#include <ATen/ops/prod.h>
+#include <ATen/ops/std.h>
+#include <ATen/ops/std_mean.h>
+#include <ATen/ops/var.h>
+#include <ATen/ops/var_mean.h>
+
+#include <algorithm>
+
+#include "sim_op.h"
+
+using namespace fsim::op;
+
+namespace {
+
+constexpr DTypes kOrdered = kNumeric | kBool;
+
+bool dim_in_range(const aclTensor* self, int64_t dim) {
+  if (self == nullptr) return true;
+  const auto rank = std::max<int64_t>(static_cast<int64_t>(self->viewDims.size()), 1);
+  return dim >= -rank && dim < rank;
+}
+
+bool out_has(const aclTensor* out, aclDataType dtype) { return out == nullptr || out->dtype == dtype; }
+
+}  // namespace
+
+aclnnStatus aclnnProdGetWorkspaceSize(const aclTensor* self, aclDataType dtype, aclTensor* out,
+                                      uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnProd", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).dtype("dtype", dtype, kNumeric).arg("out", out, kNumeric);
+  op.require(out_has(out, dtype), "argument 'out' must have the dtype given by 'dtype'");
+  return op.build([type = scalarTypeOf(dtype)](Views& v) { at::prod_out(v["out"], v["self"], type); });
+}
+FSIM_PHASE2(aclnnProd)
+
+aclnnStatus aclnnProdDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepDim, aclDataType dtype,
+                                         aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnProdDim", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).dtype("dtype", dtype, kNumeric).arg("out", out, kNumeric);
+  op.require(dim_in_range(self, dim), "dim is out of range");
+  op.require(out_has(out, dtype), "argument 'out' must have the dtype given by 'dtype'");
+  return op.build([dim, keepDim, type = scalarTypeOf(dtype)](Views& v) {
+    at::prod_out(v["out"], v["self"], dim, keepDim, type);
+  });
+}
+FSIM_PHASE2(aclnnProdDim)
+
+aclnnStatus aclnnMaxGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
+                                     aclOpExecutor** executor) {
+  Op op("aclnnMax", workspaceSize, executor);
+  op.arg("self", self, kOrdered).arg("out", out, kOrdered);
+  return op.build([](Views& v) { at::max_out(v["out"], v["self"]); });
+}
+FSIM_PHASE2(aclnnMax)
+
+aclnnStatus aclnnMinGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
+                                     aclOpExecutor** executor) {
+  Op op("aclnnMin", workspaceSize, executor);
+  op.arg("self", self, kOrdered).arg("out", out, kOrdered);
+  return op.build([](Views& v) { at::min_out(v["out"], v["self"]); });
+}
+FSIM_PHASE2(aclnnMin)
+
+aclnnStatus aclnnMaxDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                        aclTensor* indices, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnMaxDim", workspaceSize, executor);
+  op.arg("self", self, kOrdered).arg("out", out, kOrdered).arg("indices", indices, {ACL_INT64});
+  op.require(dim_in_range(self, dim), "dim is out of range");
+  return op.build([dim, keepdim](Views& v) { at::max_out(v["out"], v["indices"], v["self"], dim, keepdim); });
+}
+FSIM_PHASE2(aclnnMaxDim)
+
+aclnnStatus aclnnMinDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                        aclTensor* indices, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnMinDim", workspaceSize, executor);
+  op.arg("self", self, kOrdered).arg("out", out, kOrdered).arg("indices", indices, {ACL_INT64});
+  op.require(dim_in_range(self, dim), "dim is out of range");
+  return op.build([dim, keepdim](Views& v) { at::min_out(v["out"], v["indices"], v["self"], dim, keepdim); });
+}
+FSIM_PHASE2(aclnnMinDim)
+
+aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                        uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnArgMax", workspaceSize, executor);
+  op.arg("self", self, kNumeric).arg("out", out, {ACL_INT64});
+  op.require(dim_in_range(self, dim), "dim is out of range");
+  return op.build([dim, keepdim](Views& v) { at::argmax_out(v["out"], v["self"], dim, keepdim); });
+}
+FSIM_PHASE2(aclnnArgMax)
+
+aclnnStatus aclnnArgMinGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                        uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnArgMin", workspaceSize, executor);
+  op.arg("self", self, kNumeric).arg("out", out, {ACL_INT64});
+  op.require(dim_in_range(self, dim), "dim is out of range");
+  return op.build([dim, keepdim](Views& v) { at::argmin_out(v["out"], v["self"], dim, keepdim); });
+}
+FSIM_PHASE2(aclnnArgMin)
+
+aclnnStatus aclnnAnyGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim, aclTensor* out,
+                                     uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnAny", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).arg("dim", dim).arg("out", out, kBool | DTypes{ACL_UINT8});
+  return op.build([dims = intsOf(dim), keepdim](Views& v) {
+    at::any_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), keepdim);
+  });
+}
+FSIM_PHASE2(aclnnAny)
+
+aclnnStatus aclnnAllGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim, aclTensor* out,
+                                     uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnAll", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).arg("dim", dim).arg("out", out, kBool | DTypes{ACL_UINT8});
+  return op.build([dims = intsOf(dim), keepdim](Views& v) {
+    at::all_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), keepdim);
+  });
+}
+FSIM_PHASE2(aclnnAll)
+
+aclnnStatus aclnnNormGetWorkspaceSize(const aclTensor* self, const aclScalar* pScalar, const aclIntArray* dim,
+                                      bool keepdim, aclTensor* out, uint64_t* workspaceSize,
+                                      aclOpExecutor** executor) {
+  Op op("aclnnNorm", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("pScalar", pScalar).arg("dim", dim).arg("out", out, kFloating);
+  return op.build([p = scalarOf(pScalar), dims = intsOf(dim), keepdim](Views& v) {
+    at::norm_out(v["out"], v["self"], std::optional<at::Scalar>(p), dims, keepdim);
+  });
+}
+FSIM_PHASE2(aclnnNorm)
+
+aclnnStatus aclnnLinalgVectorNormGetWorkspaceSize(const aclTensor* self, const aclScalar* ord,
+                                                  const aclIntArray* dims, bool keepDim, aclDataType dtype,
+                                                  aclTensor* out, uint64_t* workspaceSize,
+                                                  aclOpExecutor** executor) {
+  Op op("aclnnLinalgVectorNorm", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("ord", ord).arg("dims", dims).dtype("dtype", dtype, kFloating)
+      .arg("out", out, kFloating);
+  op.require(out_has(out, dtype), "argument 'out' must have the dtype given by 'dtype'");
+  return op.build([o = scalarOf(ord), d = intsOf(dims), keepDim, type = scalarTypeOf(dtype)](Views& v) {
+    at::linalg_vector_norm_out(v["out"], v["self"], o, at::OptionalIntArrayRef(d), keepDim, type);
+  });
+}
+FSIM_PHASE2(aclnnLinalgVectorNorm)
+
+aclnnStatus aclnnVarCorrectionGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
+                                               bool keepdim, aclTensor* out, uint64_t* workspaceSize,
+                                               aclOpExecutor** executor) {
+  Op op("aclnnVarCorrection", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("dim", dim).arg("out", out, kFloating);
+  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
+    at::var_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction), keepdim);
+  });
+}
+FSIM_PHASE2(aclnnVarCorrection)
+
+aclnnStatus aclnnStdGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
+                                     bool keepdim, aclTensor* out, uint64_t* workspaceSize,
+                                     aclOpExecutor** executor) {
+  Op op("aclnnStd", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("dim", dim).arg("out", out, kFloating);
+  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
+    at::std_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction), keepdim);
+  });
+}
+FSIM_PHASE2(aclnnStd)
+
+aclnnStatus aclnnVarMeanGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
+                                         bool keepdim, aclTensor* meanOut, aclTensor* varOut,
+                                         uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnVarMean", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("dim", dim).arg("meanOut", meanOut, kFloating).arg("varOut", varOut, kFloating);
+  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
+    at::var_mean_out(v["varOut"], v["meanOut"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction),
+                     keepdim);
+  });
+}
+FSIM_PHASE2(aclnnVarMean)
+
+aclnnStatus aclnnStdMeanCorrectionGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim,
+                                                   int64_t correction, bool keepdim, aclTensor* stdOut,
+                                                   aclTensor* meanOut, uint64_t* workspaceSize,
+                                                   aclOpExecutor** executor) {
+  Op op("aclnnStdMeanCorrection", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("dim", dim).arg("stdOut", stdOut, kFloating).arg("meanOut", meanOut, kFloating);
+  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
+    at::std_mean_out(v["stdOut"], v["meanOut"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction),
+                     keepdim);
+  });
+}
+FSIM_PHASE2(aclnnStdMeanCorrection)
+
+aclnnStatus aclnnLogSumExpGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
+                                           aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnLogSumExp", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).arg("dim", dim).arg("out", out, kFloating);
+  return op.build([dims = intsOf(dim), keepDim](Views& v) { at::logsumexp_out(v["out"], v["self"], dims, keepDim); });
+}
+FSIM_PHASE2(aclnnLogSumExp)
+
+aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor* self, int64_t dim, aclDataType dtype, aclTensor* out,
+                                        uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnCumsum", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).dtype("dtype", dtype, kNumeric).arg("out", out, kNumeric);
+  op.require(dim_in_range(self, dim), "dim is out of range");
+  op.require(out_has(out, dtype), "argument 'out' must have the dtype given by 'dtype'");
+  return op.build([dim, type = scalarTypeOf(dtype)](Views& v) { at::cumsum_out(v["out"], v["self"], dim, type); });
+}
+FSIM_PHASE2(aclnnCumsum)
+
+aclnnStatus aclnnCumprodGetWorkspaceSize(const aclTensor* input, const aclScalar* dim, aclDataType dtype,
+                                         aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnCumprod", workspaceSize, executor);
+  op.arg("input", input, kNumeric | kBool).arg("dim", dim, kIntegral).dtype("dtype", dtype, kNumeric)
+      .arg("out", out, kNumeric);
+  op.require(out_has(out, dtype), "argument 'out' must have the dtype given by 'dtype'");
+  return op.build([d = scalarOf(dim).toLong(), type = scalarTypeOf(dtype)](Views& v) {
+    at::cumprod_out(v["out"], v["input"], d, type);
+  });
+}
+FSIM_PHASE2(aclnnCumprod)
