@@ -1,18 +1,76 @@
 // PrivateUse1 hooks: what torch.accelerator and generators ask the backend.
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/ops/empty.h>
 #include <c10/core/Storage.h>
+#include <c10/util/Exception.h>
 
 #include <array>
+#include <cstring>
 #include <mutex>
 
 #include "runtime/acl_check.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
+#include "runtime/generator.h"
 
 namespace flagos {
+
+// ---- the per-device generator --------------------------------------------
+
+FlagosGeneratorImpl::FlagosGeneratorImpl(c10::DeviceIndex device, uint64_t seed)
+    : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
+                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
+      seed_(seed) {}
+
+uint64_t FlagosGeneratorImpl::seed() {
+  const uint64_t random = c10::detail::getNonDeterministicRandom();
+  set_current_seed(random);
+  return random;
+}
+
+void FlagosGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
+  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() && new_state.numel() == 16,
+              "flagos: a generator state is a uint8 tensor of 16 bytes (seed, offset)");
+  uint64_t values[2];
+  std::memcpy(values, new_state.data(), sizeof(values));
+  seed_ = values[0];
+  offset_ = values[1];
+}
+
+c10::intrusive_ptr<c10::TensorImpl> FlagosGeneratorImpl::get_state() const {
+  at::Tensor state = at::empty({16}, at::TensorOptions().dtype(at::kByte).device(at::kCPU));
+  const uint64_t values[2] = {seed_, offset_};
+  std::memcpy(state.mutable_data_ptr(), values, sizeof(values));
+  return state.getIntrusivePtr();
+}
+
+FlagosGeneratorImpl* FlagosGeneratorImpl::clone_impl() const {
+  auto* copy = new FlagosGeneratorImpl(device().index(), seed_);
+  copy->offset_ = offset_;
+  return copy;
+}
+
+const at::Generator& default_generator(c10::DeviceIndex device) {
+  static std::array<at::Generator, kMaxDevices> generators;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+      generators[d] = at::make_generator<FlagosGeneratorImpl>(d, c10::default_rng_seed_val);
+    }
+  });
+  const c10::DeviceIndex index = device < 0 ? current_device() : device;
+  check_device_index(index);
+  return generators[index];
+}
+
 namespace {
+
+// torch.Generator(device="flagos:1"): a fresh generator of that device.
+at::Generator make_flagos_generator(c10::DeviceIndex device) {
+  const c10::DeviceIndex index = device < 0 ? current_device() : device;
+  check_device_index(index);
+  return at::make_generator<FlagosGeneratorImpl>(index, c10::default_rng_seed_val);
+}
 
 struct FlagosHooks final : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
@@ -37,19 +95,14 @@ struct FlagosHooks final : public at::PrivateUse1HooksInterface {
     return flagos_device(*device);
   }
 
-  // One generator per device. Random numbers are drawn on the host with the
-  // CPU engine (the simulator has no device RNG), seeded per device.
+  // One (seed, offset) generator per device (runtime/generator.h): random
+  // kernels pass both to the ACLNN operator of their tensor's device.
   const at::Generator& getDefaultGenerator(c10::DeviceIndex device) const override {
-    static std::array<at::Generator, kMaxDevices> generators;
-    static std::once_flag once;
-    std::call_once(once, [] {
-      for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
-        generators[d] = at::make_generator<at::CPUGeneratorImpl>(c10::default_rng_seed_val);
-      }
-    });
-    const c10::DeviceIndex index = device < 0 ? current_device() : device;
-    check_device_index(index);
-    return generators[index];
+    return default_generator(device);
+  }
+
+  at::Generator getNewGenerator(c10::DeviceIndex device) const override {
+    return make_flagos_generator(device);
   }
 
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const override {

@@ -1,0 +1,257 @@
+// Foreach ops: _foreach_add_.Scalar, _foreach_add_.List, _foreach_mul_.Scalar,
+// _foreach_mul_.List, _foreach_addcmul_.Scalar and the out-of-place
+// _foreach_add.Scalar, _foreach_add.List, _foreach_mul.Scalar
+// (aclnnForeachAddScalarV2, aclnnForeachAddListV2, aclnnForeachMulScalarV2,
+// aclnnForeachMulList, aclnnForeachAddcmulScalarV2).
+//
+// Device policy: a tensor list may span devices, so no single device is
+// guarded. The tensors of one index i across the lists must share a device
+// (PyTorch's same-device error names both otherwise). The indices are
+// grouped by (device, dtype), keeping the pairing across the lists, and each
+// group is one launch guarded on its own device: the list is never forced
+// onto its first tensor's device.
+//
+// The fused operators take contiguous float32, float16, bfloat16 or int32
+// tensors, equal shapes across the lists and a scalar that does not promote
+// the dtype. Any other index (another dtype, a broadcast, a promoting scalar,
+// a CPU tensor, an empty tensor) runs the per-tensor op instead, as ATen's own
+// slow path does; that op's kernel guards its own launch.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/result_type.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/launch.h"
+
+namespace flagos {
+namespace {
+
+void check_lengths(at::ArrayRef<at::TensorList> lists) {
+  TORCH_CHECK(!lists[0].empty(), "Tensor list must have at least one tensor.");
+  for (const at::TensorList list : lists) {
+    TORCH_CHECK(list.size() == lists[0].size(), "Tensor lists must have the same number of tensors, got ",
+                lists[0].size(), " and ", list.size());
+  }
+}
+
+bool fused_dtype(at::ScalarType dtype) {
+  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kInt;
+}
+
+// Whether index i of the lists can join a fused launch.
+bool fusable(at::ArrayRef<at::TensorList> lists, size_t i) {
+  const at::Tensor& first = lists[0][i];
+  if (!fused_dtype(first.scalar_type()) || first.numel() == 0) {
+    return false;
+  }
+  return std::all_of(lists.begin(), lists.end(), [&](const at::TensorList list) {
+    const at::Tensor& t = list[i];
+    return t.is_privateuseone() && t.scalar_type() == first.scalar_type() && t.sizes() == first.sizes() &&
+           t.is_contiguous();
+  });
+}
+
+// A scalar that leaves the dtype as it is (no int32 + 0.5).
+bool keeps_dtype(const at::Tensor& t, const at::Scalar& scalar) {
+  return at::result_type(t, scalar) == t.scalar_type();
+}
+
+// One fused launch: the indices whose tensors live on `device` with `dtype`.
+struct Group {
+  c10::DeviceIndex device;
+  at::ScalarType dtype;
+  std::vector<size_t> members;
+};
+
+struct Plan {
+  std::vector<Group> groups;    // in the order of their first index
+  std::vector<size_t> singles;  // indices that run the per-tensor op
+};
+
+template <typename Fusable>
+Plan plan_launches(at::TensorList self, Fusable fusable_at) {
+  Plan plan;
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (!fusable_at(i)) {
+      plan.singles.push_back(i);
+      continue;
+    }
+    const c10::DeviceIndex device = self[i].device().index();
+    const at::ScalarType dtype = self[i].scalar_type();
+    auto group = std::find_if(plan.groups.begin(), plan.groups.end(),
+                              [&](const Group& g) { return g.device == device && g.dtype == dtype; });
+    if (group == plan.groups.end()) {
+      plan.groups.push_back({device, dtype, {i}});
+    } else {
+      group->members.push_back(i);
+    }
+  }
+  return plan;
+}
+
+// The tensors of `list` at the indices of `group`, in order.
+std::vector<at::Tensor> pick(at::TensorList list, const Group& group) {
+  std::vector<at::Tensor> picked;
+  picked.reserve(group.members.size());
+  for (size_t i : group.members) {
+    picked.push_back(list[i]);
+  }
+  return picked;
+}
+
+// The out-of-place results of a group: new tensors on the group's device,
+// stored in `results` at the group's indices and returned for the launch.
+std::vector<at::Tensor> allocate(at::TensorList self, const Group& group, std::vector<at::Tensor>& results) {
+  const LaunchDevice device = launch_device_of(self[group.members[0]]);
+  std::vector<at::Tensor> outs;
+  for (size_t i : group.members) {
+    results[i] = empty_on(device, self[i].sizes(), self[i].scalar_type());
+    outs.push_back(results[i]);
+  }
+  return outs;
+}
+
+// ---- in place ------------------------------------------------------------
+
+void foreach_add_scalar_(at::TensorList self, const at::Scalar& scalar) {
+  check_lengths({self});
+  const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x = pick(self, group);
+    FLAGOS_GUARDED_LAUNCH(x, aclnnForeachAddScalarV2, x, scalar, x);
+  }
+  for (size_t i : plan.singles) {
+    self[i].add_(scalar);
+  }
+}
+
+void foreach_add_list_(at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
+  check_lengths({self, other});
+  for (size_t i = 0; i < self.size(); ++i) {
+    check_same_device("_foreach_add_.List", {{"self", self[i]}, {"other", other[i]}});
+  }
+  const Plan plan =
+      plan_launches(self, [&](size_t i) { return fusable({self, other}, i) && keeps_dtype(self[i], alpha); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x1 = pick(self, group);
+    FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddListV2, x1, pick(other, group), alpha, x1);
+  }
+  for (size_t i : plan.singles) {
+    self[i].add_(other[i], alpha);
+  }
+}
+
+void foreach_mul_scalar_(at::TensorList self, const at::Scalar& scalar) {
+  check_lengths({self});
+  const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x = pick(self, group);
+    FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalarV2, x, scalar, x);
+  }
+  for (size_t i : plan.singles) {
+    self[i].mul_(scalar);
+  }
+}
+
+void foreach_mul_list_(at::TensorList self, at::TensorList other) {
+  check_lengths({self, other});
+  for (size_t i = 0; i < self.size(); ++i) {
+    check_same_device("_foreach_mul_.List", {{"self", self[i]}, {"other", other[i]}});
+  }
+  const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self, other}, i); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x1 = pick(self, group);
+    FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachMulList, x1, pick(other, group), x1);
+  }
+  for (size_t i : plan.singles) {
+    self[i].mul_(other[i]);
+  }
+}
+
+void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
+                             const at::Scalar& value) {
+  check_lengths({self, tensor1, tensor2});
+  for (size_t i = 0; i < self.size(); ++i) {
+    check_same_device("_foreach_addcmul_.Scalar",
+                      {{"self", self[i]}, {"tensor1", tensor1[i]}, {"tensor2", tensor2[i]}});
+  }
+  const Plan plan = plan_launches(
+      self, [&](size_t i) { return fusable({self, tensor1, tensor2}, i) && keeps_dtype(self[i], value); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x1 = pick(self, group);
+    FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddcmulScalarV2, x1, pick(tensor1, group), pick(tensor2, group), value,
+                          x1);
+  }
+  for (size_t i : plan.singles) {
+    self[i].addcmul_(tensor1[i], tensor2[i], value);
+  }
+}
+
+// ---- out of place --------------------------------------------------------
+
+std::vector<at::Tensor> foreach_add_scalar(at::TensorList self, const at::Scalar& scalar) {
+  check_lengths({self});
+  std::vector<at::Tensor> results(self.size());
+  const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x = pick(self, group);
+    const std::vector<at::Tensor> out = allocate(self, group, results);
+    FLAGOS_GUARDED_LAUNCH(x, aclnnForeachAddScalarV2, x, scalar, out);
+  }
+  for (size_t i : plan.singles) {
+    results[i] = at::add(self[i], scalar);
+  }
+  return results;
+}
+
+std::vector<at::Tensor> foreach_add_list(at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
+  check_lengths({self, other});
+  for (size_t i = 0; i < self.size(); ++i) {
+    check_same_device("_foreach_add.List", {{"self", self[i]}, {"other", other[i]}});
+  }
+  std::vector<at::Tensor> results(self.size());
+  const Plan plan =
+      plan_launches(self, [&](size_t i) { return fusable({self, other}, i) && keeps_dtype(self[i], alpha); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x1 = pick(self, group);
+    const std::vector<at::Tensor> out = allocate(self, group, results);
+    FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddListV2, x1, pick(other, group), alpha, out);
+  }
+  for (size_t i : plan.singles) {
+    results[i] = at::add(self[i], other[i], alpha);
+  }
+  return results;
+}
+
+std::vector<at::Tensor> foreach_mul_scalar(at::TensorList self, const at::Scalar& scalar) {
+  check_lengths({self});
+  std::vector<at::Tensor> results(self.size());
+  const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x = pick(self, group);
+    const std::vector<at::Tensor> out = allocate(self, group, results);
+    FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalarV2, x, scalar, out);
+  }
+  for (size_t i : plan.singles) {
+    results[i] = at::mul(self[i], scalar);
+  }
+  return results;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_foreach_add_.Scalar", TORCH_FN(foreach_add_scalar_));
+  m.impl("_foreach_add_.List", TORCH_FN(foreach_add_list_));
+  m.impl("_foreach_mul_.Scalar", TORCH_FN(foreach_mul_scalar_));
+  m.impl("_foreach_mul_.List", TORCH_FN(foreach_mul_list_));
+  m.impl("_foreach_addcmul_.Scalar", TORCH_FN(foreach_addcmul_scalar_));
+  m.impl("_foreach_add.Scalar", TORCH_FN(foreach_add_scalar));
+  m.impl("_foreach_add.List", TORCH_FN(foreach_add_list));
+  m.impl("_foreach_mul.Scalar", TORCH_FN(foreach_mul_scalar));
+}
+
+}  // namespace
+}  // namespace flagos

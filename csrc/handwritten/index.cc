@@ -1,0 +1,126 @@
+// Advanced indexing: index.Tensor (`x[idx]`) and index_put_ (`x[idx] = v`,
+// accumulate false and true) with aclnnIndex and aclnnIndexPutImpl.
+//
+// Device policy: explicit-arg `self`. As in PyTorch, an index tensor lives on
+// the CPU or on self's device; CPU indices are copied to self's device before
+// the launch, never passed as device addresses. `values` lives on self's
+// device, or is a CPU 0-dim tensor (a number), copied there as well.
+//
+// The result's shape follows ATen's advanced-indexing rules, which are
+// reused by running at::index on meta tensors. A boolean mask selects as
+// many elements as it has true ones, so its true elements are counted on the
+// device first (one extra launch and a read-back).
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index.h>
+#include <c10/util/Exception.h>
+#include <c10/util/accumulate.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <vector>
+
+#include "handwritten/support.h"
+#include "runtime/launch.h"
+
+namespace flagos {
+namespace {
+
+using IndexList = c10::List<std::optional<at::Tensor>>;
+
+at::Tensor meta_tensor(at::IntArrayRef sizes, at::ScalarType dtype) {
+  return at::empty(sizes, at::TensorOptions().dtype(dtype).device(at::kMeta));
+}
+
+// The indices of one call, ready for the launch: each on the launch device
+// (byte masks as bool), an empty tensor for a dim that is not indexed; and
+// the long indices ATen would see in their place, as meta tensors, for the
+// result's shape.
+struct Indices {
+  std::vector<at::Tensor> launch;
+  IndexList meta;
+};
+
+Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const LaunchDevice& device) {
+  Indices out;
+  int64_t dim = 0;  // the first dim of self the next index applies to
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> given = indices.get(i);
+    if (!given.has_value() || !given->defined()) {
+      out.launch.push_back(empty_on(device, {0}, at::kLong));
+      out.meta.push_back(std::nullopt);
+      ++dim;
+      continue;
+    }
+    const at::ScalarType dtype = given->scalar_type();
+    TORCH_CHECK_INDEX(dtype == at::kLong || dtype == at::kInt || dtype == at::kByte || dtype == at::kBool,
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    TORCH_CHECK_INDEX(given->is_cpu() || given->device() == self.device(),
+                      "indices should be either on cpu or on the same device as the indexed tensor (", self.device(),
+                      ")");
+    at::Tensor index = hw::on_device(*given, device);
+    if (dtype == at::kByte || dtype == at::kBool) {
+      index = index.to(at::kBool);
+      TORCH_CHECK_INDEX(index.dim() > 0, "flagos: a 0-dim boolean index is not supported");
+      for (int64_t j = 0; j < index.dim(); ++j) {
+        TORCH_CHECK_INDEX(dim + j < self.dim() && index.size(j) == self.size(dim + j), "The shape of the mask ",
+                          index.sizes(), " at index ", j, " does not match the shape of the indexed tensor ",
+                          self.sizes(), " at index ", dim + j);
+      }
+      // A k-dim mask indexes k dims with the coordinates of its true elements.
+      const int64_t count = hw::count_true(index, device);
+      for (int64_t j = 0; j < index.dim(); ++j) {
+        out.meta.push_back(meta_tensor({count}, at::kLong));
+      }
+      dim += index.dim();
+    } else {
+      out.meta.push_back(meta_tensor(index.sizes(), at::kLong));
+      ++dim;
+    }
+    out.launch.push_back(std::move(index));
+  }
+  return out;
+}
+
+// The shape of self[indices], with ATen's checks (too many indices, shapes
+// that do not broadcast, ...).
+std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta) {
+  return at::index(meta_tensor(self.sizes(), self.scalar_type()), meta).sizes().vec();
+}
+
+at::Tensor index(const at::Tensor& self, const IndexList& indices) {
+  const LaunchDevice device = launch_device_of(self);
+  const Indices prepared = prepare_indices(self, indices, device);
+  at::Tensor out = empty_on(device, indexed_sizes(self, prepared.meta), self.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnIndex, self, prepared.launch, out);
+  }
+  return out;
+}
+
+at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
+  check_same_device("index_put_", {{"self", self}, {"values", values}});
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+              " for the destination and ", values.scalar_type(), " for the source.");
+  const LaunchDevice device = launch_device_of(self);
+  const Indices prepared = prepare_indices(self, indices, device);
+  const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
+  TORCH_CHECK(at::is_expandable_to(values.sizes(), sizes), "shape mismatch: value tensor of shape ", values.sizes(),
+              " cannot be broadcast to indexing result of shape ", sizes);
+  if (c10::multiply_integers(sizes) > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, hw::on_device(values, device), accumulate,
+                          /*unsafe=*/false);
+  }
+  return self;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index.Tensor", TORCH_FN(index));
+  m.impl("index_put_", TORCH_FN(index_put_));
+}
+
+}  // namespace
+}  // namespace flagos

@@ -1,0 +1,380 @@
+// Indexing and index-shaped ops: index_select, gather, scatter (src / value,
+// functional and in-place), scatter_add, masked_fill_ (Scalar / Tensor),
+// embedding and its dense backward, flip, the NLL loss (forward and
+// backward), and the factories eye and linspace.
+//
+// Device policy: first-tensor (self, or weight / grad_output where the op
+// has no self); every flagos tensor on that device. An index (or target)
+// tensor on the CPU is copied to the launch device first: ACLNN reads
+// device memory only, so a CPU address is never passed. eye and linspace
+// launch on their `device` argument (explicit-arg).
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/WrapDimMinimal.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "handwritten/support.h"
+#include "runtime/launch.h"
+
+namespace flagos {
+namespace {
+
+// The tensor itself when it lives on a flagos device, else an undefined
+// tensor: a CPU index takes no part in the same-device check (it is copied).
+const at::Tensor& flagos_only(const at::Tensor& tensor) {
+  static const at::Tensor undefined;
+  return tensor.defined() && tensor.is_privateuseone() ? tensor : undefined;
+}
+
+void check_index(const char* op, const at::Tensor& index) {
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
+              "(): Expected dtype int32/int64 for index but got: ", index.scalar_type());
+}
+
+// ---- index_select ----------------------------------------------------------
+
+std::vector<int64_t> index_select_sizes(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  std::vector<int64_t> sizes = self.sizes().vec();
+  if (self.dim() > 0) {
+    sizes[dim] = index.numel();
+  }
+  return sizes;
+}
+
+void launch_index_select(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
+  }
+  const at::Tensor index_dev = hw::on_device(index.reshape({-1}), device);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnIndexSelect, self, dim, index_dev, out);
+}
+
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  check_same_device("index_select", {{"self", self}, {"index", flagos_only(index)}});
+  check_index("index_select", index);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, index_select_sizes(self, dim, index), self.scalar_type());
+  launch_index_select(device, self, dim, index, out);
+  return out;
+}
+
+at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+  check_same_device("index_select.out", {{"self", self}, {"index", flagos_only(index)}, {"out", out}});
+  check_index("index_select", index);
+  hw::check_out_dtype(out, self.scalar_type());
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self, out);
+  at::native::resize_output(out, index_select_sizes(self, dim, index));
+  launch_index_select(device, self, dim, index, out);
+  return out;
+}
+
+// ---- gather / scatter --------------------------------------------------------
+
+at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/) {
+  check_same_device("gather", {{"self", self}, {"index", flagos_only(index)}});
+  check_index("gather", index);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, index.sizes(), self.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, hw::on_device(index, device), out);
+  }
+  return out;
+}
+
+at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/,
+                       at::Tensor& out) {
+  check_same_device("gather.out", {{"self", self}, {"index", flagos_only(index)}, {"out", out}});
+  check_index("gather", index);
+  hw::check_out_dtype(out, self.scalar_type());
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self, out);
+  at::native::resize_output(out, index.sizes());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, hw::on_device(index, device), out);
+  }
+  return out;
+}
+
+constexpr int64_t kReplace = 0;
+constexpr int64_t kAdd = 1;
+
+void check_scatter(const char* op, const at::Tensor& self, const at::Tensor& index, const at::Tensor* src) {
+  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected dtype int64 for index");
+  if (src != nullptr) {
+    TORCH_CHECK(self.scalar_type() == src->scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype");
+  }
+}
+
+at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  check_same_device("scatter.src", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
+  check_scatter("scatter", self, index, &src);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self, src);
+  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatter, self, dim, hw::on_device(index, device), src, kReplace, out);
+  }
+  return out;
+}
+
+at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
+  check_same_device("scatter.value", {{"self", self}, {"index", flagos_only(index)}});
+  check_scatter("scatter", self, index, nullptr);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterValue, self, dim, hw::on_device(index, device), value, kReplace, out);
+  }
+  return out;
+}
+
+at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  check_same_device("scatter_.src", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
+  check_scatter("scatter_", self, index, &src);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() > 0 && index.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, hw::on_device(index, device), src, kReplace);
+  }
+  return self;
+}
+
+at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
+  check_same_device("scatter_.value", {{"self", self}, {"index", flagos_only(index)}});
+  check_scatter("scatter_", self, index, nullptr);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() > 0 && index.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatterValue, self, dim, hw::on_device(index, device), value, kReplace);
+  }
+  return self;
+}
+
+at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  check_same_device("scatter_add", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
+  check_scatter("scatter_add", self, index, &src);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self, src);
+  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, hw::on_device(index, device), src, out);
+  }
+  return out;
+}
+
+at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  check_same_device("scatter_add_", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
+  check_scatter("scatter_add_", self, index, &src);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() > 0 && index.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, hw::on_device(index, device), src, kAdd);
+  }
+  return self;
+}
+
+// ---- masked_fill_ --------------------------------------------------------------
+
+void check_mask(const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+}
+
+at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  check_same_device("masked_fill_.Scalar", {{"self", self}, {"mask", flagos_only(mask)}});
+  check_mask(mask);
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillScalar, self, hw::on_device(mask, device), value);
+  }
+  return self;
+}
+
+at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (value.is_cpu()) {
+    // A Python number or a CPU 0-dim tensor: launched with its value.
+    return masked_fill_scalar_(self, mask, value.item());
+  }
+  check_same_device("masked_fill_.Tensor", {{"self", self}, {"mask", flagos_only(mask)}, {"value", value}});
+  check_mask(mask);
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() > 0) {
+    const at::Tensor value_typed = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillTensor, self, hw::on_device(mask, device), value_typed);
+  }
+  return self;
+}
+
+// ---- embedding -------------------------------------------------------------------
+
+at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, c10::SymInt /*padding_idx*/,
+                     bool /*scale_grad_by_freq*/, bool /*sparse*/) {
+  TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  check_same_device("embedding", {{"weight", weight}, {"indices", flagos_only(indices)}});
+  check_index("embedding", indices);
+  const LaunchDevice device = launch_device_of(weight);
+  std::vector<int64_t> sizes = indices.sizes().vec();
+  sizes.push_back(weight.size(1));
+  at::Tensor out = empty_on(device, sizes, weight.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnEmbedding, weight, hw::on_device(indices, device), out);
+  }
+  return out;
+}
+
+at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices, c10::SymInt num_weights,
+                                    c10::SymInt padding_idx, bool scale_grad_by_freq) {
+  check_same_device("embedding_dense_backward", {{"grad_output", grad_output}, {"indices", flagos_only(indices)}});
+  check_index("embedding_backward", indices);
+  const int64_t rows = num_weights.guard_int(__FILE__, __LINE__);
+  const int64_t padding = padding_idx.guard_int(__FILE__, __LINE__);
+  const LaunchDevice device = launch_device_of(grad_output);
+  at::Tensor out = empty_on(device, {rows, grad_output.size(-1)}, grad_output.scalar_type());
+  if (out.numel() == 0) {
+    return out;
+  }
+  if (indices.numel() == 0) {
+    return out.zero_();
+  }
+  // ACLNN takes the gradient as rows matching the flattened indices.
+  const at::Tensor grad_rows = grad_output.reshape({-1, grad_output.size(-1)});
+  const at::Tensor index_dev = hw::on_device(indices.reshape({-1}), device);
+  const uint64_t padding_arg = padding < 0 ? UINT64_MAX : static_cast<uint64_t>(padding);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnEmbeddingDenseBackward, grad_rows, index_dev, static_cast<uint64_t>(rows),
+                        padding_arg, scale_grad_by_freq, out);
+  return out;
+}
+
+// ---- flip ----------------------------------------------------------------------------
+
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  std::vector<int64_t> wrapped;
+  for (const int64_t dim : dims) {
+    wrapped.push_back(c10::maybe_wrap_dim(dim, self.dim()));
+  }
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnFlip, self, wrapped, out);
+  }
+  return out;
+}
+
+// ---- the NLL loss ------------------------------------------------------------------
+
+constexpr int64_t kReductionNone = 0;
+
+std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
+                                                    const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                    c10::SymInt ignore_index) {
+  check_same_device("nll_loss_forward",
+                    {{"self", self}, {"target", flagos_only(target)}, {"weight", weight}});
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
+  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+  TORCH_CHECK(self.dim() == 1 || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
+              ", target: ", target.sizes(), ")");
+  const LaunchDevice device = launch_device_of(self);
+  std::vector<int64_t> out_sizes;
+  if (reduction == kReductionNone && self.dim() == 2) {
+    out_sizes.push_back(self.size(0));
+  }
+  at::Tensor out = empty_on(device, out_sizes, self.scalar_type());
+  at::Tensor total_weight = empty_on(device, {}, self.scalar_type());
+  const std::optional<at::Tensor> weight_arg =
+      weight.has_value() && weight->defined() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
+  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLoss, self, hw::on_device(target, device), weight_arg, reduction,
+                        ignore_index.guard_int(__FILE__, __LINE__), out, total_weight);
+  return {out, total_weight};
+}
+
+at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                             const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
+                             const at::Tensor& total_weight) {
+  check_same_device("nll_loss_backward", {{"grad_output", grad_output},
+                                          {"self", self},
+                                          {"target", flagos_only(target)},
+                                          {"weight", weight},
+                                          {"total_weight", total_weight}});
+  const LaunchDevice device = launch_device_of(self, grad_output);
+  at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
+  if (grad_input.numel() == 0) {
+    return grad_input;
+  }
+  const std::optional<at::Tensor> weight_arg =
+      weight.has_value() && weight->defined() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
+  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward, grad_output, self, hw::on_device(target, device), weight_arg,
+                        reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
+  return grad_input;
+}
+
+// ---- factories ---------------------------------------------------------------------------
+
+at::Tensor eye_m(c10::SymInt n_sym, c10::SymInt m_sym, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> /*layout*/, std::optional<at::Device> device_arg,
+                 std::optional<bool> /*pin_memory*/) {
+  const int64_t n = n_sym.guard_int(__FILE__, __LINE__);
+  const int64_t m = m_sym.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  const LaunchDevice device = launch_device_of(device_arg);
+  at::Tensor out = empty_on(device, {n, m}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnEye, n, m, out);
+  }
+  return out;
+}
+
+at::Tensor eye(c10::SymInt n, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+               std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return eye_m(n, n, dtype, layout, device, pin_memory);
+}
+
+at::Tensor linspace(const at::Scalar& start, const at::Scalar& end, int64_t steps,
+                    std::optional<at::ScalarType> dtype, std::optional<at::Layout> /*layout*/,
+                    std::optional<at::Device> device_arg, std::optional<bool> /*pin_memory*/) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  const LaunchDevice device = launch_device_of(device_arg);
+  at::Tensor out = empty_on(device, {steps}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  if (steps > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnLinspace, start, end, steps, out);
+  }
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_select", TORCH_FN(index_select));
+  m.impl("index_select.out", TORCH_FN(index_select_out));
+  m.impl("gather", TORCH_FN(gather));
+  m.impl("gather.out", TORCH_FN(gather_out));
+  m.impl("scatter.src", TORCH_FN(scatter_src));
+  m.impl("scatter.value", TORCH_FN(scatter_value));
+  m.impl("scatter_.src", TORCH_FN(scatter_src_));
+  m.impl("scatter_.value", TORCH_FN(scatter_value_));
+  m.impl("scatter_add", TORCH_FN(scatter_add));
+  m.impl("scatter_add_", TORCH_FN(scatter_add_));
+  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar_));
+  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
+  m.impl("embedding", TORCH_FN(embedding));
+  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
+  m.impl("flip", TORCH_FN(flip));
+  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
+  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
+  m.impl("eye", TORCH_FN(eye));
+  m.impl("eye.m", TORCH_FN(eye_m));
+  m.impl("linspace", TORCH_FN(linspace));
+}
+
+}  // namespace
+}  // namespace flagos

@@ -1,0 +1,59 @@
+// masked_select and masked_select.out (aclnnMaskedSelect): the elements of
+// self where mask (broadcast with self) is true, as a 1-D tensor.
+//
+// Device policy: first-tensor (self); mask and out on self's device (a CPU
+// 0-dim self or mask is copied there).
+//
+// The result's size depends on the data. CANN's aclnnMaskedSelect wants an
+// `out` with room for every element of the broadcast shape and fills its
+// front, so the kernel counts the mask's true elements on the device first,
+// reads the count back, launches into a broadcast-sized buffer and shrinks
+// the result to the count.
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <c10/util/accumulate.h>
+#include <torch/library.h>
+
+#include <vector>
+
+#include "handwritten/support.h"
+#include "runtime/launch.h"
+
+namespace flagos {
+namespace {
+
+at::Tensor masked_select_kernel(const at::Tensor& self, const at::Tensor& mask) {
+  check_same_device("masked_select", {{"self", self}, {"mask", mask}});
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  const LaunchDevice device = launch_device_of(self, mask);
+  const at::Tensor source = hw::on_device(self, device);
+  const at::Tensor selector = hw::on_device(mask, device);
+  const std::vector<int64_t> shape = at::infer_size(source.sizes(), selector.sizes());
+
+  const int64_t count = hw::count_true(selector.expand(shape), device);
+  at::Tensor out = empty_on(device, {c10::multiply_integers(shape)}, self.scalar_type());
+  if (count > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMaskedSelect, source, selector, out);
+  }
+  out.resize_({count});  // keeps the storage: only the front holds the selection
+  return out;
+}
+
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  check_same_device("masked_select.out", {{"self", self}, {"mask", mask}, {"out", out}});
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "masked_select(): self and result must have the same scalar type");
+  const at::Tensor selected = masked_select_kernel(self, mask);
+  at::native::resize_output(out, selected.sizes());
+  out.copy_(selected);
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("masked_select", TORCH_FN(masked_select_kernel));
+  m.impl("masked_select.out", TORCH_FN(masked_select_out));
+}
+
+}  // namespace
+}  // namespace flagos

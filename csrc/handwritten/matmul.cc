@@ -1,0 +1,173 @@
+// Matrix products: mm, bmm and matmul, functional and out= (aclnnMm,
+// aclnnBatchMatMul, aclnnMatmul).
+//
+// Device policy: first-tensor (self); all operands on one device.
+//
+// matmul is CompositeImplicitAutograd in ATen. A PrivateUse1 kernel for it
+// would, by the dispatcher's rules, also take the decomposition away from
+// AutogradPrivateUse1 and leave matmul without a derivative. So ATen's own
+// decomposition is registered under AutogradPrivateUse1 too: whenever the
+// autograd key is in play (normal mode, requires_grad or not) matmul
+// decomposes into mm/bmm/mv/dot, which autograd differentiates and whose
+// kernels launch; the fused aclnnMatmul kernel runs only without the autograd
+// key (torch.inference_mode(), or code already below autograd).
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/matmul_native.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "handwritten/support.h"
+#include "runtime/launch.h"
+
+namespace flagos {
+namespace {
+
+// cubeMathType KEEP_DTYPE: compute in the input dtype, no HF32 down-conversion.
+constexpr int8_t kKeepDtype = 0;
+
+void check_same_dtype(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
+              self.scalar_type(), " != ", other.scalar_type());
+}
+
+std::vector<int64_t> mm_sizes(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 2, "self must be a matrix");
+  TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
+  TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
+              self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  return {self.size(0), mat2.size(1)};
+}
+
+std::vector<int64_t> bmm_sizes(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(mat2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1),
+              "Expected size for first two dimensions of batch2 tensor to be: [", self.size(0), ", ", self.size(2),
+              "] but got: [", mat2.size(0), ", ", mat2.size(1), "].");
+  return {self.size(0), self.size(1), mat2.size(2)};
+}
+
+// matmul's result: a vector counts as a row on the left and as a column on
+// the right (and that dim is dropped); the batch dims broadcast.
+std::vector<int64_t> matmul_sizes(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.dim() > 0 && other.dim() > 0, "both arguments to matmul need to be at least 1D, but they are ",
+              self.dim(), "D and ", other.dim(), "D");
+  const int64_t inner = other.dim() == 1 ? other.size(0) : other.size(-2);
+  TORCH_CHECK(self.size(-1) == inner, "matmul: self of shape ", self.sizes(), " and other of shape ", other.sizes(),
+              " cannot be multiplied");
+  const at::IntArrayRef self_batch = self.sizes().slice(0, std::max<int64_t>(self.dim() - 2, 0));
+  const at::IntArrayRef other_batch = other.sizes().slice(0, std::max<int64_t>(other.dim() - 2, 0));
+  std::vector<int64_t> sizes = at::infer_size(self_batch, other_batch);
+  if (self.dim() >= 2) {
+    sizes.push_back(self.size(-2));
+  }
+  if (other.dim() >= 2) {
+    sizes.push_back(other.size(-1));
+  }
+  return sizes;
+}
+
+// Whether the product needs a launch: an empty result needs none, and an
+// empty inner dimension sums nothing, so the result is zeros.
+bool needs_launch(const at::Tensor& self, const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return false;
+  }
+  if (self.size(-1) == 0) {
+    out.zero_();
+    return false;
+  }
+  return true;
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_same_device("mm", {{"self", self}, {"mat2", mat2}});
+  check_same_dtype(self, mat2);
+  const LaunchDevice device = launch_device_of(self, mat2);
+  at::Tensor out = empty_on(device, mm_sizes(self, mat2), self.scalar_type());
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kKeepDtype);
+  }
+  return out;
+}
+
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_same_device("mm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
+  check_same_dtype(self, mat2);
+  hw::check_out_dtype(out, self.scalar_type());
+  const LaunchDevice device = launch_device_of(self, out, mat2);
+  at::native::resize_output(out, mm_sizes(self, mat2));
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kKeepDtype);
+  }
+  return out;
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_same_device("bmm", {{"self", self}, {"mat2", mat2}});
+  check_same_dtype(self, mat2);
+  const LaunchDevice device = launch_device_of(self, mat2);
+  at::Tensor out = empty_on(device, bmm_sizes(self, mat2), self.scalar_type());
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kKeepDtype);
+  }
+  return out;
+}
+
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_same_device("bmm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
+  check_same_dtype(self, mat2);
+  hw::check_out_dtype(out, self.scalar_type());
+  const LaunchDevice device = launch_device_of(self, out, mat2);
+  at::native::resize_output(out, bmm_sizes(self, mat2));
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kKeepDtype);
+  }
+  return out;
+}
+
+at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
+  check_same_device("matmul", {{"self", self}, {"other", other}});
+  check_same_dtype(self, other);
+  const LaunchDevice device = launch_device_of(self, other);
+  at::Tensor out = empty_on(device, matmul_sizes(self, other), self.scalar_type());
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kKeepDtype);
+  }
+  return out;
+}
+
+at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  check_same_device("matmul.out", {{"self", self}, {"other", other}, {"out", out}});
+  check_same_dtype(self, other);
+  hw::check_out_dtype(out, self.scalar_type());
+  const LaunchDevice device = launch_device_of(self, out, other);
+  at::native::resize_output(out, matmul_sizes(self, other));
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kKeepDtype);
+  }
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm", TORCH_FN(mm));
+  m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("bmm", TORCH_FN(bmm));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("matmul", TORCH_FN(matmul));
+  m.impl("matmul.out", TORCH_FN(matmul_out));
+}
+
+// Keeps matmul's decomposition (and so its derivative) under autograd; see
+// the top of this file.
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("matmul", TORCH_FN(at::native::matmul));
+  m.impl("matmul.out", TORCH_FN(at::native::matmul_out));
+}
+
+}  // namespace
+}  // namespace flagos

@@ -1,0 +1,163 @@
+// Random fills: uniform_, normal_, bernoulli_ (float p / tensor p) and
+// random_ (three overloads). torch.rand / randn / randint / bernoulli reach
+// them through empty + the in-place fill.
+//
+// Device policy: first-tensor (self). The generator is the caller's, else
+// the default generator of self's device (runtime/generator.h); under its
+// mutex the kernel reads the seed and advances the offset by the number of
+// values drawn, then passes (seed, offset) to the ACLNN operator. Devices
+// seeded alike draw alike, and drawing on one device leaves the others'
+// offsets untouched.
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "runtime/generator.h"
+#include "runtime/launch.h"
+
+namespace flagos {
+namespace {
+
+// The (seed, offset) for drawing self.numel() values on self's device.
+std::pair<uint64_t, uint64_t> next_seed_offset(const at::Tensor& self, const std::optional<at::Generator>& generator) {
+  TORCH_CHECK(self.is_privateuseone(), "flagos: a random fill needs a flagos tensor, got ", self.device());
+  auto* impl = at::get_generator_or_default<FlagosGeneratorImpl>(generator, default_generator(self.device().index()));
+  // Philox-style: each call reserves a multiple of 4 values.
+  const uint64_t increment = (static_cast<uint64_t>(self.numel()) + 3) / 4 * 4;
+  std::lock_guard<std::mutex> lock(impl->mutex_);
+  return impl->philox_engine_inputs(increment);
+}
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  if (self.numel() == 0) {
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceUniform, self, from, to, seed, offset);
+  return self;
+}
+
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "normal_ expects a floating-point tensor, got ",
+              self.scalar_type());
+  if (self.numel() == 0) {
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceNormal, self, mean, std, static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> generator) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  if (self.numel() == 0) {
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceBernoulli, self, at::Scalar(p), static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p, std::optional<at::Generator> generator) {
+  if (p.is_cpu() && p.dim() == 0) {
+    return bernoulli_float_(self, p.item<double>(), generator);
+  }
+  check_same_device("bernoulli_.Tensor", {{"self", self}, {"p", p}});
+  if (self.numel() == 0) {
+    return self;
+  }
+  const at::Tensor prob = p.is_floating_point() ? p.expand_as(self) : p.to(at::kFloat).expand_as(self);
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceBernoulliTensor, self, prob, static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+// The exclusive upper bound of random_() without `to`: 2^digits + 1 for a
+// floating type (every integer up to 2^digits is exact), the largest value
+// for an integral one.
+int64_t default_random_to(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat: return (int64_t{1} << std::numeric_limits<float>::digits) + 1;
+    case at::kDouble: return (int64_t{1} << std::numeric_limits<double>::digits) + 1;
+    case at::kHalf: return (int64_t{1} << 11) + 1;
+    case at::kBFloat16: return (int64_t{1} << 8) + 1;
+    case at::kBool: return 2;
+    case at::kByte: return int64_t{std::numeric_limits<uint8_t>::max()} + 1;
+    case at::kChar: return int64_t{std::numeric_limits<int8_t>::max()} + 1;
+    case at::kShort: return int64_t{std::numeric_limits<int16_t>::max()} + 1;
+    case at::kInt: return int64_t{std::numeric_limits<int32_t>::max()} + 1;
+    default: return std::numeric_limits<int64_t>::max();
+  }
+}
+
+at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> generator) {
+  const int64_t end = to.value_or(default_random_to(self.scalar_type()));
+  TORCH_CHECK(from < end, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", end);
+  if (self.numel() == 0) {
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceRandom, self, from, end, static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
+  return random_from_(self, 0, to, generator);
+}
+
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> generator) {
+  return random_from_(self, 0, std::nullopt, generator);
+}
+
+// Dropout: the mask is a bernoulli_(1 - p) fill of a bool tensor on the
+// input's device; the product and the scale are the device's mul kernels.
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  const LaunchDevice device = launch_device_of(input);
+  at::Tensor mask = empty_on(device, input.sizes(), at::kBool);
+  if (!train.value_or(true) || p == 0) {
+    mask.fill_(true);
+    return {input.clone(), mask};
+  }
+  if (p == 1) {
+    mask.zero_();
+    return {input.mul(mask), mask};
+  }
+  bernoulli_float_(mask, 1 - p, std::nullopt);
+  return {input.mul(mask).mul(at::Scalar(1.0 / (1.0 - p))), mask};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
+  check_same_device("native_dropout_backward", {{"grad_output", grad_output}, {"mask", mask}});
+  return grad_output.mul(mask).mul(at::Scalar(scale));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
+  m.impl("uniform_", TORCH_FN(uniform_));
+  m.impl("normal_", TORCH_FN(normal_));
+  m.impl("bernoulli_.float", TORCH_FN(bernoulli_float_));
+  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
+  m.impl("random_.from", TORCH_FN(random_from_));
+  m.impl("random_.to", TORCH_FN(random_to_));
+  m.impl("random_", TORCH_FN(random_));
+}
+
+}  // namespace
+}  // namespace flagos

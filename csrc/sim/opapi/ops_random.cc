@@ -1,0 +1,87 @@
+// Random fills: aclnnInplaceUniform, aclnnInplaceNormal, aclnnInplaceBernoulli,
+// aclnnInplaceBernoulliTensor, aclnnInplaceRandom.
+//
+// The values depend only on (seed, offset), as on the device: the kernel
+// seeds a fresh CPU engine with a mix of both, so the same (seed, offset)
+// gives the same values on every device and in every process.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+#include <ATen/ops/bernoulli.h>
+#include <ATen/ops/normal.h>
+#include <ATen/ops/random.h>
+#include <ATen/ops/uniform.h>
+
+#include "sim_op.h"
+
+using namespace fsim::op;
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+at::Generator engine(uint64_t seed, uint64_t offset) {
+  return at::make_generator<at::CPUGeneratorImpl>(splitmix64(seed ^ splitmix64(offset)));
+}
+
+}  // namespace
+
+aclnnStatus aclnnInplaceUniformGetWorkspaceSize(aclTensor* selfRef, double from, double to, uint64_t seed,
+                                                uint64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceUniform", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kNumeric);
+  op.require(from <= to, "from must not exceed to");
+  return op.build([from, to, seed, offset](Views& v) {
+    v["selfRef"].uniform_(from, to, engine(seed, offset));
+  });
+}
+FSIM_PHASE2(aclnnInplaceUniform)
+
+aclnnStatus aclnnInplaceNormalGetWorkspaceSize(aclTensor* selfRef, float mean, float std, int64_t seed,
+                                               int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceNormal", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kFloating);
+  op.require(std >= 0, "std must be non-negative");
+  return op.build([mean, std, seed, offset](Views& v) {
+    v["selfRef"].normal_(mean, std, engine(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)));
+  });
+}
+FSIM_PHASE2(aclnnInplaceNormal)
+
+aclnnStatus aclnnInplaceBernoulliGetWorkspaceSize(aclTensor* selfRef, const aclScalar* prob, int64_t seed,
+                                                  int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceBernoulli", workspaceSize, executor);
+  op.arg("selfRef", selfRef).arg("prob", prob, kFloating);
+  const double p = scalarOf(prob).toDouble();
+  op.require(p >= 0 && p <= 1, "prob must be in [0, 1]");
+  return op.build([p, seed, offset](Views& v) {
+    v["selfRef"].bernoulli_(p, engine(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)));
+  });
+}
+FSIM_PHASE2(aclnnInplaceBernoulli)
+
+aclnnStatus aclnnInplaceBernoulliTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* prob, int64_t seed,
+                                                        int64_t offset, uint64_t* workspaceSize,
+                                                        aclOpExecutor** executor) {
+  Op op("aclnnInplaceBernoulliTensor", workspaceSize, executor);
+  op.arg("selfRef", selfRef).arg("prob", prob, kFloating);
+  return op.build([seed, offset](Views& v) {
+    v["selfRef"].bernoulli_(v["prob"], engine(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)));
+  });
+}
+FSIM_PHASE2(aclnnInplaceBernoulliTensor)
+
+aclnnStatus aclnnInplaceRandomGetWorkspaceSize(aclTensor* selfRef, int64_t from, int64_t to, int64_t seed,
+                                               int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceRandom", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kNumeric | kBool);
+  op.require(from < to, "from must be less than to");
+  return op.build([from, to, seed, offset](Views& v) {
+    v["selfRef"].random_(from, to, engine(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)));
+  });
+}
+FSIM_PHASE2(aclnnInplaceRandom)
