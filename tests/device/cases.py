@@ -1,0 +1,617 @@
+"""Sample cases for every op of the registry, for the device tests.
+
+The op list is read from the registry (`codegen.registry.load_registry`:
+yaml/ops/*.yaml and yaml/handwritten.yaml), so an op added there is covered
+here without writing a test. Samples come, in this order, from
+
+1. `SPECIAL`: a short explicit table, only for ops that need inputs no
+   general source gives (copies, fill_ with a tensor value, indexing);
+2. PyTorch's OpInfo database (`op_db`): the OpInfos whose name matches the
+   overload's base name; each sample is run on the CPU through the OpInfo's
+   function, method, in-place and out= variants under a dispatch mode that
+   records the ATen overloads called, and a sample is kept for the overload
+   it really reaches (`torch.add(x, y)` -> add.Tensor, `x.add_(y)` ->
+   add_.Tensor, `torch.add(x, y, out=o)` -> add.out);
+3. the overload's schema: a value per argument type (tensors, lists,
+   scalars, dims, sizes, devices), called through `torch.ops.aten`.
+
+A few samples are picked per op to cover different features (plain,
+broadcasting, 0-dim, empty, Python numbers), and the first plain sample is
+repeated as a non-contiguous and as an offset view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import os
+import re
+import sys
+import types
+import unittest
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from codegen.registry import Paths, load_registry  # noqa: E402
+
+MAX_SAMPLES = 4  # OpInfo/schema samples per op, before the layout variants
+SAMPLE_SCAN = 40  # OpInfo samples looked at per OpInfo
+
+
+# ---- the registry ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    op: str  # ATen overload: "add.Tensor"
+    kind: str  # generated | handwritten
+    shape: str  # the generated kernel shape, "-" for handwritten
+    guard: str  # first-tensor | explicit-arg | none
+    device_check: str  # same-device | no-check
+    kernels: frozenset  # ACLNN operators the op may launch
+    where: str  # file:line of its registry entry
+
+    @property
+    def overload(self):
+        name, _, overload_name = self.op.partition(".")
+        return getattr(getattr(torch.ops.aten, name), overload_name or "default")
+
+    @property
+    def base(self) -> str:
+        return self.op.partition(".")[0]
+
+    @property
+    def inplace(self) -> bool:
+        return self.base.endswith("_") and not self.base.startswith("__")
+
+
+_LAUNCH_RE = re.compile(r"FLAGOS_GUARDED_LAUNCH\s*\(\s*[^,]+,\s*(aclnn\w+)")
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels_in(path: str) -> frozenset:
+    """The ACLNN operators a handwritten file launches (per file, not per op)."""
+    try:
+        with open(os.path.join(REPO, path), encoding="utf-8") as handle:
+            return frozenset(_LAUNCH_RE.findall(handle.read()))
+    except OSError:
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=None)
+def registry_ops() -> tuple[OpSpec, ...]:
+    registry = load_registry(Paths(REPO))
+    specs = []
+    for entry in registry.ops:
+        kernels = {entry.launch.entry} | ({entry.wrapped_number.entry} if entry.wrapped_number else set())
+        specs.append(OpSpec(entry.op, "generated", entry.shape, entry.policy.guard.value,
+                            entry.policy.device_check.value, frozenset(kernels), str(entry.loc)))
+    for entry in registry.handwritten:
+        specs.append(OpSpec(entry.op, "handwritten", "-", entry.policy.guard.value,
+                            entry.policy.device_check.value, _kernels_in(entry.file), str(entry.loc)))
+    return tuple(sorted(specs, key=lambda s: s.op))
+
+
+# ---- values that are placed when a case runs ------------------------------------
+
+
+class _Device:
+    """The flagos device the case runs on (a factory's `device` argument)."""
+
+    def __repr__(self) -> str:
+        return "DEVICE"
+
+
+DEVICE = _Device()
+
+
+@dataclass(frozen=True)
+class Out:
+    """An out= tensor: empty, of this dtype, on the case's device (resized by the op)."""
+
+    dtype: torch.dtype
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """A tensor that stays on the CPU on both sides (a CPU 0-dim operand, CPU indices)."""
+
+    value: torch.Tensor
+
+
+def _to_device(t: torch.Tensor, device: str, layout: str) -> torch.Tensor:
+    if layout == "contiguous" or t.dim() == 0 or t.numel() == 0:
+        return t.to(device, copy=True)
+    if layout == "noncontig":  # every other element of a buffer twice as large
+        buf = torch.zeros(*t.shape, 2, dtype=t.dtype)
+        buf[..., 0] = t
+        view = buf.to(device)[..., 0]
+        assert not view.is_contiguous()
+        return view
+    if layout == "offset":  # a contiguous view 3 elements into its storage
+        buf = torch.zeros(t.numel() + 3, dtype=t.dtype)
+        buf[3:] = t.reshape(-1)
+        view = buf.to(device)[3:].view(t.shape)
+        assert view.storage_offset() == 3
+        return view
+    raise ValueError(layout)
+
+
+def place(value: Any, device: str, layout: str = "contiguous") -> Any:
+    """A fresh copy of a sample value with its tensors on `device` ("cpu" or "flagos:k")."""
+    if isinstance(value, torch.Tensor):
+        return value.clone() if device == "cpu" else _to_device(value, device, layout)
+    if value is DEVICE:
+        return torch.device(device)
+    if isinstance(value, Out):
+        return torch.empty(0, dtype=value.dtype, device=device)
+    if isinstance(value, Cpu):
+        return value.value.clone()
+    if isinstance(value, list):
+        return [place(v, device, layout) for v in value]
+    if isinstance(value, tuple):
+        return tuple(place(v, device, layout) for v in value)
+    if isinstance(value, dict):
+        return {k: place(v, device, layout) for k, v in value.items()}
+    return value
+
+
+def tensors_in(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, Cpu):
+        return [value.value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(v)]
+    return []
+
+
+# ---- cases ---------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    spec: OpSpec
+    label: str  # where the sample came from and what it covers
+    fn: Callable
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    layout: str = "contiguous"
+    ref: Callable | None = None  # the CPU reference; `fn` on CPU tensors by default
+    tags: tuple = ()
+    # For results no CPU call can reproduce (random draws): a predicate on the
+    # device result, brought to the CPU, used instead of the comparison.
+    check: Callable | None = None
+    _empty_result: bool | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        layout = "" if self.layout == "contiguous" else f"-{self.layout}"
+        return f"{self.label}{layout}"
+
+    @property
+    def empty(self) -> bool:
+        """No element to compute (an empty input or result): the kernel may return without launching."""
+        if any(t.numel() == 0 for t in tensors_in((self.args, self.kwargs))):
+            return True
+        if self._empty_result is None:
+            try:
+                result, _ = self.run("cpu")
+                self._empty_result = any(t.numel() == 0 for t in tensors_in(result))
+            except Exception:  # noqa: BLE001  (the comparison will show it)
+                self._empty_result = False
+        return self._empty_result
+
+    def place(self, device: str) -> tuple[tuple, dict]:
+        """Fresh arguments with their tensors on `device` ("cpu" or "flagos:k")."""
+        return place(self.args, device, self.layout), place(self.kwargs, device, self.layout)
+
+    def call(self, args: tuple, kwargs: dict, device: str):
+        fn = self.ref if (device == "cpu" and self.ref is not None) else self.fn
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resize and fallback warnings
+            return fn(*args, **kwargs)
+
+    def run(self, device: str):
+        """Runs the case with its tensors on `device`; returns (result, args after the call)."""
+        args, kwargs = self.place(device)
+        return self.call(args, kwargs, device), (args, kwargs)
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float, complex)) and not isinstance(v, bool)
+
+
+def _tags(args: tuple, kwargs: dict) -> tuple:
+    tensors = tensors_in((args, kwargs))
+    tags = []
+    if any(t.numel() == 0 for t in tensors):
+        tags.append("empty")
+    elif any(t.dim() == 0 for t in tensors):
+        tags.append("0-dim")
+    shapes = {tuple(t.shape) for t in tensors if t.dim() > 0}
+    if len(shapes) > 1:
+        tags.append("broadcast")
+    if tensors and any(isinstance(v, float) for v in args[1:]):
+        tags.append("number")
+    return tuple(tags) or ("plain",)
+
+
+class _Recorder(TorchDispatchMode):
+    """Records the ATen overloads a call reaches."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.name()
+        self.ops.add(name.split("::", 1)[-1])
+        return func(*args, **(kwargs or {}))
+
+
+def reached(fn: Callable, args: tuple, kwargs: dict) -> tuple[set[str], Any]:
+    """The overloads `fn` reaches on these CPU values, and its result (raises on error)."""
+    recorder = _Recorder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with recorder:
+            result = fn(*place(args, "cpu"), **place(kwargs, "cpu"))
+    return recorder.ops, result
+
+
+# ---- source 2: OpInfo ------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def op_db() -> tuple:
+    """PyTorch's OpInfo database. torch's testing helpers import `expecttest` only for
+    a TestCase base class; a stand-in is used when the package is not installed."""
+    try:
+        import expecttest  # noqa: F401
+    except ImportError:
+        stub = types.ModuleType("expecttest")
+        stub.TestCase = unittest.TestCase
+        sys.modules["expecttest"] = stub
+    from torch.testing._internal.common_methods_invocations import op_db as db
+
+    return tuple(db)
+
+
+def _opinfos_for(spec: OpSpec) -> list:
+    base = spec.base
+    names = {base, base.rstrip("_"), base.lstrip("_"), base.strip("_")}
+    return [info for info in op_db()
+            if info.name in names or info.aten_name in names or info.name.rsplit(".", 1)[-1] in names]
+
+
+def _dtype_for(info) -> torch.dtype:
+    supported = info.supported_dtypes("cpu")
+    for dtype in (torch.float32, torch.int64, torch.bool):
+        if dtype in supported:
+            return dtype
+    return torch.float32
+
+
+def _as_sample_value(v: Any) -> Any:
+    if isinstance(v, str) and v == "cpu":
+        return DEVICE
+    if isinstance(v, torch.device) and v.type == "cpu":
+        return DEVICE
+    return v
+
+
+def _out_spec(result: Any) -> Any:
+    if isinstance(result, torch.Tensor):
+        return Out(result.dtype)
+    if isinstance(result, (tuple, list)):
+        return tuple(_out_spec(r) for r in result)
+    raise TypeError(type(result))
+
+
+_SAMPLES: dict = {}
+
+
+def _samples(info) -> list:
+    """The first samples of an OpInfo on the CPU, made once per OpInfo, with a fixed seed.
+    `sample_inputs_func` is called directly: `OpInfo.sample_inputs` inspects the call
+    stack on every call, which costs a tenth of a second."""
+    key = id(info)
+    if key not in _SAMPLES:
+        try:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(0)
+                samples = list(itertools.islice(info.sample_inputs_func(info, "cpu", _dtype_for(info), False),
+                                                SAMPLE_SCAN))
+        except Exception:  # an OpInfo that cannot sample on this build
+            samples = []
+        _SAMPLES[key] = samples
+    return _SAMPLES[key]
+
+
+def _opinfo_cases(spec: OpSpec) -> list[Case]:
+    target = spec.op
+    factory = any(a.name == "device" for a in spec.overload._schema.arguments)
+    cases: list[Case] = []
+    for info in _opinfos_for(spec):
+        samples = _samples(info)
+        variants = [("", info.op), ("method", info.method_variant), ("inplace", info.inplace_variant)]
+        for index, sample in enumerate(samples):
+            args = (_as_sample_value(sample.input),) + tuple(_as_sample_value(a) for a in sample.args)
+            kwargs = {k: _as_sample_value(v) for k, v in sample.kwargs.items()}
+            if factory and not tensors_in((args, kwargs)) and "device" not in kwargs:
+                kwargs["device"] = DEVICE  # a factory sample without a device would make a CPU tensor
+            found = None
+            for variant_name, fn in variants:
+                if fn is None:
+                    continue
+                try:
+                    ops, result = reached(fn, args, kwargs)
+                except Exception:
+                    continue
+                if target in ops:
+                    found = (variant_name, fn, kwargs)
+                    break
+                if variant_name == "" and info.supports_out and isinstance(result, (torch.Tensor, tuple)):
+                    out_kwargs = {k: v for k, v in kwargs.items() if k not in ("device", "requires_grad")}
+                    try:
+                        out_kwargs["out"] = _out_spec(result)
+                        ops, _ = reached(fn, args, out_kwargs)
+                    except Exception:
+                        continue
+                    if target in ops:
+                        found = ("out", fn, out_kwargs)
+                        break
+            if found is None:
+                continue
+            variant_name, fn, call_kwargs = found
+            label = f"opinfo:{info.name}{'.' + info.variant_test_name if info.variant_test_name else ''}"
+            label += f"{'.' + variant_name if variant_name else ''}#{index}"
+            cases.append(Case(spec, label, fn, args, call_kwargs, tags=_tags(args, call_kwargs)))
+    if not cases:
+        cases = _direct_cases(spec)
+    return cases
+
+
+def _direct_cases(spec: OpSpec) -> list[Case]:
+    """OpInfo samples passed to the overload itself: for ops whose public function never
+    reaches the overload on the CPU (a CompositeImplicit op such as matmul, which the CPU
+    decomposes but flagos implements)."""
+    schema = spec.overload._schema
+    out_names = [a.name for a in schema.arguments if a.is_out]
+    cases: list[Case] = []
+    for info in _opinfos_for(spec):
+        samples = _samples(info)
+        for index, sample in enumerate(samples):
+            args = (_as_sample_value(sample.input),) + tuple(_as_sample_value(a) for a in sample.args)
+            kwargs = {k: _as_sample_value(v) for k, v in sample.kwargs.items()}
+            try:
+                if out_names:
+                    _, result = reached(info.op, args, kwargs)
+                    outs = _out_spec(result)
+                    outs = outs if isinstance(outs, tuple) else (outs,)
+                    kwargs = {k: v for k, v in kwargs.items() if k not in ("device", "requires_grad")}
+                    kwargs.update(zip(out_names, outs))
+                reached(spec.overload, args, kwargs)
+            except Exception:
+                continue
+            label = f"opinfo:{info.name}{'.' + info.variant_test_name if info.variant_test_name else ''}"
+            label += f".direct{'.out' if out_names else ''}#{index}"
+            cases.append(Case(spec, label, spec.overload, args, kwargs, tags=_tags(args, kwargs)))
+    return cases
+
+
+# ---- source 3: the schema --------------------------------------------------------
+
+
+def _schema_value(arg, integral: bool) -> Any:
+    kind = str(arg.type)
+    name = arg.name
+    gen = torch.Generator().manual_seed(len(name))
+    if integral:
+        tensor = lambda: torch.randint(0, 10, (3, 4), generator=gen)  # noqa: E731
+    else:
+        tensor = lambda: torch.rand(3, 4, generator=gen) + 0.5  # noqa: E731  (positive: log, sqrt, pow)
+    if arg.is_out:
+        return Out(torch.int64 if "indices" in name or integral else torch.float32)
+    if kind == "Tensor":
+        return tensor()
+    if kind == "List[Tensor]":
+        return [tensor(), tensor()]
+    if kind in ("number", "Scalar"):
+        return 3 if integral else 1.5
+    if kind == "int" and (name == "dtype" or name.endswith("_dtype")):  # a ScalarType
+        return torch.float32
+    if kind == "int":
+        return 1
+    if kind == "SymInt":
+        return 3
+    if kind == "float":
+        return 0.5
+    if kind == "bool":
+        return False
+    if kind in ("List[int]", "List[SymInt]"):
+        return {"size": [3, 4], "shape": [3, 4], "normalized_shape": [4]}.get(name, [1])
+    if kind in ("Device", "Optional[Device]"):
+        return DEVICE
+    if kind.startswith("Optional["):
+        return None
+    if kind == "int" and name == "dtype":
+        return torch.float32
+    raise TypeError(f"no schema value for {name}: {kind}")
+
+
+def _schema_cases(spec: OpSpec) -> list[Case]:
+    """Floating-point values first, integers for ops that take integers only (bitwise_*)."""
+    schema = spec.overload._schema
+    for integral in (False, True):
+        args, kwargs = [], {}
+        try:
+            for arg in schema.arguments:
+                needed = not arg.has_default_value() or arg.is_out or str(arg.type) in ("Optional[Device]",)
+                if not needed:
+                    continue
+                value = _schema_value(arg, integral)
+                if arg.kwarg_only:
+                    kwargs[arg.name] = value
+                else:
+                    args.append(value)
+            reached(spec.overload, tuple(args), kwargs)
+        except Exception:
+            continue
+        label = "schema:int" if integral else "schema"
+        return [Case(spec, label, spec.overload, tuple(args), kwargs, tags=_tags(tuple(args), kwargs))]
+    return []
+
+
+# ---- source 1: the explicit table -----------------------------------------------
+
+
+def _rand(*sizes, seed=0) -> torch.Tensor:
+    return torch.randn(*sizes, generator=torch.Generator().manual_seed(seed))
+
+
+SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_",
+               "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
+               "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
+               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout")
+
+
+def _special(spec: OpSpec) -> list[Case] | None:
+    if spec.op not in SPECIAL_OPS:
+        return None
+    aten = torch.ops.aten
+    x, y = _rand(3, 4, seed=1), _rand(3, 4, seed=2)
+    table = {
+        # Backend-only ops: the CPU has no kernel for them; the reference is copy_.
+        "_copy_from": [Case(spec, "copy", lambda s, d: aten._copy_from(s, d), (x, y.clone()),
+                            ref=lambda s, d: d.copy_(s), tags=("plain",)),
+                       Case(spec, "copy broadcast", lambda s, d: aten._copy_from(s, d), (_rand(4), y.clone()),
+                            ref=lambda s, d: d.copy_(s), tags=("broadcast",))],
+        "_copy_from_and_resize": [Case(spec, "copy resize", lambda s, d: aten._copy_from_and_resize(s, d),
+                                       (x, Out(torch.float32)), ref=lambda s, d: d.resize_(s.shape).copy_(s),
+                                       tags=("plain",))],
+        # fill_ with a 0-dim tensor value: on the device, and on the CPU (no-check policy).
+        "fill_.Tensor": [Case(spec, "device value", lambda t, v: t.fill_(v), (x, torch.tensor(2.5)), tags=("plain",)),
+                         Case(spec, "cpu value", lambda t, v: t.fill_(v), (x, Cpu(torch.tensor(2.5))),
+                              tags=("0-dim",))],
+        # Indexing with integer and boolean index tensors on the device.
+        "index.Tensor": [Case(spec, "int index", lambda t, i: aten.index.Tensor(t, [i]),
+                              (x, torch.tensor([2, 0, 2])), tags=("plain",)),
+                         Case(spec, "bool index", lambda t, i: aten.index.Tensor(t, [i]),
+                              (x, torch.tensor([True, False, True])), tags=("broadcast",))],
+        "index_put_": [Case(spec, "int index", lambda t, i, v: aten.index_put_(t, [i], v),
+                            (x, torch.tensor([2, 0]), _rand(2, 4, seed=3)), tags=("plain",)),
+                       Case(spec, "accumulate", lambda t, i, v: aten.index_put_(t, [i], v, True),
+                            (x, torch.tensor([1, 1]), _rand(4, seed=4)), tags=("broadcast",))],
+        # Random: probabilities of 0 and 1 make the draw deterministic.
+        "bernoulli_.Tensor": [Case(spec, "p in {0, 1}", lambda t, p: t.bernoulli_(p),
+                                   (x, torch.tensor([[0.0, 1.0, 1.0, 0.0]] * 3)), tags=("plain",)),
+                              Case(spec, "p broadcast", lambda t, p: t.bernoulli_(p),
+                                   (x, torch.tensor([1.0, 0.0, 1.0, 1.0])), tags=("broadcast",))],
+        # Indices into the rows of the weight, with a padding row.
+        "embedding_dense_backward": [Case(spec, "indices", lambda g, i: aten.embedding_dense_backward(g, i, 5, -1, False),
+                                          (_rand(3, 4, seed=5), torch.tensor([0, 2, 2])), tags=("plain",)),
+                                     Case(spec, "padding", lambda g, i: aten.embedding_dense_backward(g, i, 5, 2, False),
+                                          (_rand(2, 2, 4, seed=6), torch.tensor([[0, 2], [4, 2]])),
+                                          tags=("broadcast",))],
+        # Random: a range of one value (or a certain event) makes the draw deterministic.
+        "random_.from": [Case(spec, "range of one", lambda t: t.random_(3, 4), (x,), tags=("plain",))],
+        "random_.to": [Case(spec, "range of one", lambda t: t.random_(1), (x,), tags=("plain",))],
+        "uniform_": [Case(spec, "range of one", lambda t: t.uniform_(2.0, 2.0), (x,), tags=("plain",))],
+        "normal_": [Case(spec, "std 0", lambda t: t.normal_(1.5, 0.0), (x,), tags=("plain",))],
+        "bernoulli_.float": [Case(spec, "p 1", lambda t: t.bernoulli_(1.0), (x,), tags=("plain",)),
+                             Case(spec, "p 0", lambda t: t.bernoulli_(0.0), (y,), tags=("plain",))],
+        # Dropout with p = 0 keeps everything, with p = 1 drops everything: no draw to match.
+        "native_dropout": [Case(spec, "p 0", lambda t: torch.ops.aten.native_dropout(t, 0.0, True), (x,),
+                                tags=("plain",)),
+                           Case(spec, "p 1", lambda t: torch.ops.aten.native_dropout(t, 1.0, True), (y,),
+                                tags=("plain",))],
+        # random_() draws integers in [0, 2**24] for float32: checked, not compared.
+        "random_": [Case(spec, "integers", lambda t: t.random_(), (x,), tags=("plain",),
+                         check=lambda r: bool(((r == r.floor()) & (r >= 0) & (r <= 2**24)).all()))],
+        # nll_loss (mean reduction) forward and backward, with and without class weights.
+        "nll_loss_forward": [Case(spec, "mean", lambda s, t: aten.nll_loss_forward(s, t, None, 1, -100),
+                                  (_rand(3, 5, seed=7).log_softmax(1), torch.tensor([1, 0, 4])), tags=("plain",)),
+                             Case(spec, "weight", lambda s, t, w: aten.nll_loss_forward(s, t, w, 1, -100),
+                                  (_rand(3, 5, seed=7).log_softmax(1), torch.tensor([1, 0, 4]),
+                                   torch.tensor([1.0, 2.0, 0.5, 1.0, 3.0])), tags=("broadcast",))],
+        "nll_loss_backward": [Case(spec, "mean", lambda g, s, t, n: aten.nll_loss_backward(g, s, t, None, 1, -100, n),
+                                   (torch.tensor(1.0), _rand(3, 5, seed=7).log_softmax(1), torch.tensor([1, 0, 4]),
+                                    torch.tensor(3.0)), tags=("plain",))],
+        # Norm backwards, with the saved statistics of the forward on the same input.
+        "native_layer_norm_backward": [Case(
+            spec, "weight and bias",
+            lambda g, i, m, r, w, b: aten.native_layer_norm_backward(g, i, [4], m, r, w, b, [True, True, True]),
+            (_rand(3, 4, seed=8), x, *aten.native_layer_norm(x, [4], _rand(4, seed=9), _rand(4, seed=10), 1e-5)[1:],
+             _rand(4, seed=9), _rand(4, seed=10)), tags=("plain",))],
+        "native_group_norm_backward": [Case(
+            spec, "2 groups",
+            lambda g, i, m, r, w: aten.native_group_norm_backward(g, i, m, r, w, 2, 4, 3, 2, [True, True, True]),
+            (_rand(2, 4, 3, seed=11), _rand(2, 4, 3, seed=12),
+             *aten.native_group_norm(_rand(2, 4, 3, seed=12), _rand(4, seed=13), None, 2, 4, 3, 2, 1e-5)[1:],
+             _rand(4, seed=13)), tags=("plain",))],
+    }
+    assert set(table) == set(SPECIAL_OPS)
+    return table[spec.op]
+
+
+# ---- picking ----------------------------------------------------------------------
+
+TAG_ORDER = ("plain", "broadcast", "number", "0-dim", "empty")
+
+
+def _pick(cases: list[Case]) -> list[Case]:
+    """A few cases that cover different features; the first is a plain, non-empty one."""
+    picked: list[Case] = []
+    # A plain sample first, preferring 2-d tensors (they make interesting views).
+    plain = [c for c in cases if not c.empty and "0-dim" not in c.tags]
+    plain.sort(key=lambda c: -min([t.dim() for t in tensors_in(c.args)] or [0]))
+    if plain:
+        picked.append(plain[0])
+    for tag in TAG_ORDER:
+        if len(picked) >= MAX_SAMPLES:
+            break
+        if any(tag in c.tags for c in picked):
+            continue
+        for case in cases:
+            if tag in case.tags and not any(case is c for c in picked):
+                picked.append(case)
+                break
+    for case in cases:  # top up with the next samples
+        if len(picked) >= MAX_SAMPLES:
+            break
+        if not any(case is c for c in picked):
+            picked.append(case)
+    return picked
+
+
+def _with_layouts(cases: list[Case]) -> list[Case]:
+    if not cases:
+        return cases
+    first = cases[0]
+    if not any(t.dim() > 0 and t.numel() > 1 for t in tensors_in(first.args)):
+        return cases
+    views = [dataclasses.replace(first, layout=layout) for layout in ("noncontig", "offset")]
+    return [first, *views, *cases[1:]]
+
+
+@functools.lru_cache(maxsize=None)
+def cases_for(op: str) -> tuple[Case, ...]:
+    spec = next(s for s in registry_ops() if s.op == op)
+    special = _special(spec)
+    if special is not None:
+        return tuple(_with_layouts(special))
+    cases = _opinfo_cases(spec) or _schema_cases(spec)
+    return tuple(_with_layouts(_pick(cases)))
