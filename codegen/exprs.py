@@ -158,6 +158,7 @@ PARAM_FITS: dict[str, tuple[str, ...]] = {
     "aclTensorList*": ("tensor_list",),
     "aclDataType": ("dtype",),
     "const aclBoolArray*": ("bool_array",),
+    "char*": (),  # a C string: only handwritten kernels pass one
     "double": ("float", "float_literal", "int_literal"),
     "float": ("float", "float_literal", "int_literal"),
     "bool": ("bool", "bool_literal"),

@@ -202,6 +202,13 @@ aclBoolArray* LaunchArgs::bool_array(const bool* values, size_t size) {
   return handle;
 }
 
+char* LaunchArgs::text(std::string_view value) {
+  sign(kPresent);
+  sign(value.size());
+  signature_.append(value);
+  return owned_texts_.emplace_back(value).data();
+}
+
 aclTensorList* LaunchArgs::tensor_list(at::TensorList list, bool is_output) {
   sign(kPresent);
   sign(list.size());

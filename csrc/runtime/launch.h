@@ -20,9 +20,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -220,6 +222,7 @@ class LaunchArgs {
   aclIntArray* int_array(at::IntArrayRef values);
   aclBoolArray* bool_array(const bool* values, size_t size);
   aclTensorList* tensor_list(at::TensorList tensors, bool is_output);
+  char* text(std::string_view value);
   template <typename T>
   void sign(const T& value) {
     signature_.append(reinterpret_cast<const char*>(&value), sizeof(value));
@@ -244,6 +247,7 @@ class LaunchArgs {
   std::vector<const aclIntArray*> owned_int_arrays_;
   std::vector<const aclBoolArray*> owned_bool_arrays_;
   std::vector<const aclTensorList*> owned_tensor_lists_;
+  std::deque<std::string> owned_texts_;  // a deque keeps each string's address
 };
 
 using PhaseTwoFn = aclnnStatus (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
@@ -369,6 +373,9 @@ Param LaunchArgs::to(const Arg& arg) {
     } else {
       static_assert(detail::always_false<A>, "an aclTensorList parameter takes at::TensorList");
     }
+  } else if constexpr (std::is_same_v<Param, char*>) {
+    static_assert(std::is_convertible_v<A, std::string_view>, "a char* parameter takes a string");
+    return text(std::string_view(arg));
   } else if constexpr (std::is_same_v<Param, aclDataType>) {
     static_assert(std::is_same_v<A, at::ScalarType>, "an aclDataType parameter takes at::ScalarType");
     const aclDataType dtype = to_acl_dtype(arg);

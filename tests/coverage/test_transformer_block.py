@@ -107,11 +107,6 @@ def assert_matches_cpu(losses, modules, expected_losses, expected_modules):
             torch.testing.assert_close(param.detach().cpu(), reference.detach(), rtol=1e-4, atol=1e-5, msg=name)
 
 
-# GELU is the elementwise engineers' (yaml/ops/unary_math.yaml,
-# activation_backward.yaml, which leaves gelu_backward out for its `approximate`
-# string); the block's other ops all have flagos kernels. Not strict: the test
-# passes as soon as they land.
-@pytest.mark.xfail(strict=False, reason="still on the CPU fallback: aten::gelu.out, aten::gelu_backward.grad_input")
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 def test_block_on_one_device_runs_without_fallback(optimizer):
     expected_losses, *expected_modules = cpu_reference(OPTIMIZERS[optimizer])
