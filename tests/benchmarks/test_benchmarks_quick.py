@@ -1,0 +1,51 @@
+"""Smoke test of `python -m benchmarks --quick`: it runs and writes every
+field. Timings are never judged here: they depend on the machine."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch_fl")
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_quick_run_writes_every_field(tmp_path):
+    out = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--json", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "guard_overhead_ratio" in done.stdout
+
+    results = json.loads(out.read_text())
+    assert results["mode"] == "quick"
+    for key in ("guard_overhead_ratio", "guard_overhead_ns", "guard_set_device_calls", "date", "settings"):
+        assert key in results
+    assert isinstance(results["guard_overhead_ratio"], float)
+    for key in ("cpu_model", "cores", "python", "torch"):
+        assert key in results["machine"]
+
+    host = results["figures"]["host"]
+    same = host["same_device"]
+    for variant in ("guards_on", "guards_off", "python_set_device_hook"):
+        summary = same["variants"][variant]["ns_per_op"]
+        assert {"median", "min", "max", "q1", "q3"} <= set(summary) and summary["n"] >= 5
+    assert "set_device_calls_guards_on" in same
+    assert "c10_device_guard_ratio" in host["cpp_loops"] or "status" in host["cpp_loops"]
+    assert "set_device_calls_per_op" in host["cross_device"] or "status" in host["cross_device"]
+    assert set(host["launch_path"]["flagos_vs_cpu"]) == {"add", "mul", "relu", "sum"}
+    assert "scalar_miss_vs_hit" in host["executor_cache"]
+
+    generator = results["figures"]["generator"]
+    for run in ("real_full", "real_noop", "real_check", "synthetic_full", "synthetic_noop", "synthetic_check"):
+        assert "median" in generator["runs"][run]["seconds"]
+    assert "real_noop_files_written" in generator and "synthetic_noop_files_written" in generator
+    assert generator["synthetic_registry"]["ops"] > generator["synthetic_registry"]["ops_real"]
+
+    build = results["figures"]["build"]
+    assert build["generated_translation_units"]["count"] >= 1
+    assert "largest_unit_compile" in build
+    assert "files_written" in build["one_op_change"] or "status" in build["one_op_change"]
