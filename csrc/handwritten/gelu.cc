@@ -3,12 +3,15 @@
 // Handwritten because the generator maps no string arguments.
 //
 // Device policy: first-tensor (self; grad_output for the backward).
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
 #include <string_view>
 
+#include "handwritten/support.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -23,9 +26,10 @@ int64_t gelu_mode(std::string_view approximate) {
 at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
   check_same_device("gelu.out", {{"self", self}, {"out", out}});
   const int64_t mode = gelu_mode(approximate);
+  const LaunchDevice device = launch_device_of(self, out);
   at::native::resize_output(out, self.sizes());
   if (self.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(launch_device_of(self, out), aclnnGeluV2, self, mode, out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGeluV2, hw::on_device(self, device), mode, out);
   }
   return out;
 }
@@ -48,18 +52,21 @@ at::Tensor& gelu_backward_out(const at::Tensor& grad_output, const at::Tensor& s
   check_same_device("gelu_backward.grad_input",
                     {{"grad_output", grad_output}, {"self", self}, {"grad_input", grad_input}});
   gelu_mode(approximate);
-  at::native::resize_output(grad_input, self.sizes());
-  if (self.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(launch_device_of(grad_output, self, grad_input), aclnnGeluBackwardV2,
-                          grad_output, self, approximate, grad_input);
+  const LaunchDevice device = launch_device_of(grad_output, self, grad_input);
+  at::native::resize_output(grad_input, at::infer_size(grad_output.sizes(), self.sizes()));
+  if (grad_input.numel() > 0) {
+    // A CPU 0-dim operand (allowed by the device check) is copied to the device.
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGeluBackwardV2, hw::on_device(grad_output, device),
+                          hw::on_device(self, device), approximate, grad_input);
   }
   return grad_input;
 }
 
 at::Tensor gelu_backward(const at::Tensor& grad_output, const at::Tensor& self,
                          c10::string_view approximate) {
-  at::Tensor grad_input =
-      empty_on(launch_device_of(grad_output, self), self.sizes(), self.scalar_type());
+  at::Tensor grad_input = empty_on(launch_device_of(grad_output, self),
+                                  at::infer_size(grad_output.sizes(), self.sizes()),
+                                  at::result_type(grad_output, self));
   return gelu_backward_out(grad_output, self, approximate, grad_input);
 }
 
