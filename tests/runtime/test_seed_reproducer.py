@@ -22,6 +22,8 @@ def handwritten_add(x):
 
 
 KERNELS = [pytest.param(generated_add, id="generated"), pytest.param(handwritten_add, id="handwritten")]
+# The ACLNN operator each path must launch (so that neither quietly takes the other's).
+OPERATOR = {generated_add: "aclnnAdds", handwritten_add: "aclnnForeachAddScalarV2"}
 
 
 @pytest.fixture
@@ -48,6 +50,7 @@ def test_reproducer_runs_on_the_tensors_device(kernel):
     assert stats["rejected_launches"] == 0
     assert stats["mismatched_launches"] == 0
     assert stats["launches"][0] >= 1 and stats["launches"][1] == 0
+    assert stats["op_launches"].get(OPERATOR[kernel]) == 1
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

@@ -1,0 +1,36 @@
+"""The README's main job: the multi-device pipeline matches the CPU with the
+guards on, and fails as upstream did with them off (negative control)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch_fl")
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "multi_device_pipeline.py")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_pipeline_matches_cpu_without_set_device():
+    result = run()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "OK: matches the CPU run" in result.stdout
+    assert "rejected launches: 0" in result.stdout
+    assert "ops on the CPU fallback: 0" in result.stdout
+
+
+def test_negative_control_error_mode():
+    result = run("--no-guards")
+    assert result.returncode == 1
+    assert "lives on device 0 but the launch runs on device 3" in result.stdout
+
+
+def test_negative_control_nan_mode():
+    result = run("--no-guards", "--mismatch", "nan")
+    assert result.returncode == 1
+    assert "finite: False" in result.stdout
