@@ -43,7 +43,6 @@ NOT_CAUGHT: dict[str, str] = {}
 
 # Samples on which an op is known to differ from the CPU, with the reason: expected
 # to fail (strict: the test reports the fix). (op, case id) -> reason.
-_STRIDES = "non-contiguous inputs give wrong values: the kernel (or its simulator op) ignores the strides"
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("gather", "opinfo:gather#3"): "an empty uint8 index: the CPU accepts it, flagos raises its index-dtype error",
     ("gather.out", "opinfo:gather.out#3"): "an empty uint8 index: the CPU accepts it, flagos raises its index-dtype error",
@@ -52,8 +51,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
                                                   "for index'",
     ("native_group_norm", "opinfo:native_group_norm#20-noncontig"):
         "a non-contiguous input: the simulator's aclnnGroupNorm requires a contiguous X and the kernel passes the view",
-    ("native_group_norm_backward", "2 groups-noncontig"): _STRIDES,
-    ("native_layer_norm_backward", "weight and bias-noncontig"): _STRIDES,
 }
 
 OPS = registry_ops()

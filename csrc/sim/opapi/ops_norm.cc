@@ -20,8 +20,12 @@ using namespace fsim::op;
 namespace {
 
 std::optional<at::Tensor> maybe(const at::Tensor& tensor) {
-  return tensor.defined() ? std::optional<at::Tensor>(tensor) : std::nullopt;
+  return tensor.defined() ? std::optional<at::Tensor>(tensor.contiguous()) : std::nullopt;
 }
+
+// ATen's CPU norm backward kernels read some inputs as if they were
+// contiguous; an ACLNN kernel honours strides, so the simulator packs them.
+at::Tensor packed(const at::Tensor& tensor) { return tensor.contiguous(); }
 
 // outputMask as ATen takes it; false where the gradient's output is absent.
 std::array<bool, 3> maskOf(const aclBoolArray* mask, const aclTensor* a, const aclTensor* b, const aclTensor* c) {
@@ -124,7 +128,8 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
              "outputMask has 3 elements, and each true one needs its gradient output");
   return op.build([shape = intsOf(normalizedShape), mask = maskOf(outputMask, gradInputOut, gradWeightOut, gradBiasOut)](
                       Views& v) {
-    auto [dx, dw, db] = at::native_layer_norm_backward(v["gradOut"], v["input"], shape, v["mean"], v["rstd"],
+    auto [dx, dw, db] = at::native_layer_norm_backward(packed(v["gradOut"]), packed(v["input"]), shape,
+                                                       packed(v["mean"]), packed(v["rstd"]),
                                                        maybe(v["weightOptional"]), maybe(v["biasOptional"]), mask);
     copyDefined(v["gradInputOut"], dx);
     copyDefined(v["gradWeightOut"], dw);
@@ -148,7 +153,8 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
              "outputMask has 3 elements, and each true one needs its gradient output");
   op.require(group > 0 && C % group == 0, "C must be divisible by group");
   return op.build([N, C, HxW, group, mask = maskOf(outputMask, gradInput, gradGammaOut, gradBetaOut)](Views& v) {
-    auto [dx, dgamma, dbeta] = at::native_group_norm_backward(v["gradOut"], v["input"], v["mean"], v["rstd"],
+    auto [dx, dgamma, dbeta] = at::native_group_norm_backward(packed(v["gradOut"]), packed(v["input"]),
+                                                              packed(v["mean"]), packed(v["rstd"]),
                                                               maybe(v["gamma"]), N, C, HxW, group, mask);
     copyDefined(v["gradInput"], dx);
     copyDefined(v["gradGammaOut"], dgamma);
