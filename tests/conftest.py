@@ -31,5 +31,19 @@ def _clean_flagos_state():
     torch_fl.sim.clear_faults()
 
 
+@pytest.fixture
+def unguarded():
+    """Negative control: the injected guards and the launch-time sanitizer off,
+    so that kernels launch on the ambient device and the simulator alone
+    judges each launch. Both switches are restored."""
+    torch_fl._C._set_guards_enabled(False)
+    torch_fl._C._set_device_check(False)
+    try:
+        yield
+    finally:
+        torch_fl._C._set_guards_enabled(True)
+        torch_fl._C._set_device_check(True)
+
+
 def requires_backend():
     return pytest.mark.skipif(torch_fl is None, reason="torch_fl is not built")

@@ -27,11 +27,6 @@ def _restore_switches():
 
 
 @pytest.fixture
-def guards_off():
-    """The diagnostic switches of a negative control: no injected guard and no
-    launch-time sanitizer, so that the simulator itself judges each launch."""
-    torch_fl._C._set_guards_enabled(False)
-    torch_fl._C._set_device_check(False)
+def guards_off(unguarded):
+    """The diagnostic switches of a negative control (tests/conftest.py)."""
     yield
-    torch_fl._C._set_guards_enabled(True)
-    torch_fl._C._set_device_check(True)

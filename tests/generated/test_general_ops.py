@@ -269,16 +269,6 @@ def test_layer_norm_autograd_on_another_device():
 # ---- negative control -------------------------------------------------------
 
 
-@pytest.fixture
-def unguarded():
-    """Guards off, sanitizer off: the simulator alone judges the launch."""
-    torch_fl._C._set_guards_enabled(False)
-    torch_fl._C._set_device_check(False)
-    yield
-    torch_fl._C._set_guards_enabled(True)
-    torch_fl._C._set_device_check(True)
-
-
 NEGATIVE = ["max.dim", "native_layer_norm", "var_mean.correction", "cumsum", "addmv", "_softmax_backward_data"]
 
 

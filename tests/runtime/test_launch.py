@@ -10,14 +10,6 @@ torch_fl = pytest.importorskip("torch_fl")
 C = torch_fl._C
 
 
-@pytest.fixture
-def no_device_check():
-    """Turns the sanitizer off so that the simulator itself judges the launch."""
-    C._set_device_check(False)
-    yield
-    C._set_device_check(True)
-
-
 def test_fill_on_other_device_is_guarded():
     torch.flagos.set_device(1)
     x = torch.empty(3, device="flagos:0")
@@ -33,21 +25,19 @@ def test_fill_on_other_device_is_guarded():
     assert torch_fl.sim.stats()["rejected_launches"] == 0
 
 
-def test_negative_control_fill_without_guard_is_rejected(no_device_check):
+def test_negative_control_fill_without_guard_is_rejected(unguarded):
     torch.flagos.set_device(1)
     x = torch.empty(3, device="flagos:0")
-    C._set_guards_enabled(False)
     with pytest.raises(RuntimeError, match=r"aclnnInplaceFillScalar.*device 0.*device 1|aclnnInplaceFillScalar.*device 1.*device 0"):
         x.fill_(0.5)
     assert torch_fl.sim.stats()["rejected_launches"] == 1
     assert torch.flagos.current_device() == 1
 
 
-def test_negative_control_fill_without_guard_gives_nan(no_device_check):
+def test_negative_control_fill_without_guard_gives_nan(unguarded):
     torch.flagos.set_device(1)
-    x = torch.zeros(3, device="flagos:0")
+    x = torch.zeros(3).to("flagos:0")  # a host copy: no launch while unguarded
     torch_fl.sim.set_mismatch_mode("nan")
-    C._set_guards_enabled(False)
     x.fill_(0.5)
     assert torch.isnan(x.cpu()).all()
     assert torch_fl.sim.stats()["mismatched_launches"] == 1

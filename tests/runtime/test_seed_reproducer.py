@@ -26,16 +26,6 @@ KERNELS = [pytest.param(generated_add, id="generated"), pytest.param(handwritten
 OPERATOR = {generated_add: "aclnnAdds", handwritten_add: "aclnnForeachAddScalarV2"}
 
 
-@pytest.fixture
-def unguarded():
-    """Guards off, sanitizer off: the simulator alone judges the launch."""
-    C._set_guards_enabled(False)
-    C._set_device_check(False)
-    yield
-    C._set_guards_enabled(True)
-    C._set_device_check(True)
-
-
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_reproducer_runs_on_the_tensors_device(kernel):
     torch.flagos.set_device(1)
