@@ -30,14 +30,9 @@ bool any_cpu_scalar(const Tensors&... tensors) {
   return (is_cpu_scalar(tensors) || ...);
 }
 
-// ACLNN reads device memory only: a CPU 0-dim tensor (a number the device
-// check lets through) is copied to the launch device; others pass as they are.
-inline at::Tensor on_launch_device(const at::Tensor& tensor, const LaunchDevice& device) {
-  if (!is_cpu_scalar(tensor)) {
-    return tensor;
-  }
-  return tensor.to(flagos_device(device.has_value() ? device.index : current_device()));
-}
+// The CPU 0-dim operands the device check lets through go to the launch
+// device with the launch path's own helper.
+using flagos::on_launch_device;
 
 inline std::vector<at::Tensor> tensor_vector(const at::ITensorListRef& tensors) {
   return std::vector<at::Tensor>(tensors.begin(), tensors.end());

@@ -116,7 +116,7 @@ StackPlan plan_stack(at::TensorList tensors, int64_t dim, const LaunchDevice& de
   for (size_t i = 0; i < tensors.size(); ++i) {
     TORCH_CHECK(tensors[i].sizes() == first.sizes(), "stack expects each tensor to be equal size, but got ",
                 first.sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
-    plan.inputs.push_back(hw::on_device(tensors[i], device));
+    plan.inputs.push_back(on_launch_device(tensors[i], device));
   }
   plan.dim = at::maybe_wrap_dim(dim, first.dim() + 1);
   plan.sizes = first.sizes().vec();

@@ -29,7 +29,7 @@ at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::T
   const LaunchDevice device = launch_device_of(self, out);
   at::native::resize_output(out, self.sizes());
   if (self.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnGeluV2, hw::on_device(self, device), mode, out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGeluV2, on_launch_device(self, device), mode, out);
   }
   return out;
 }
@@ -56,8 +56,8 @@ at::Tensor& gelu_backward_out(const at::Tensor& grad_output, const at::Tensor& s
   at::native::resize_output(grad_input, at::infer_size(grad_output.sizes(), self.sizes()));
   if (grad_input.numel() > 0) {
     // A CPU 0-dim operand (allowed by the device check) is copied to the device.
-    FLAGOS_GUARDED_LAUNCH(device, aclnnGeluBackwardV2, hw::on_device(grad_output, device),
-                          hw::on_device(self, device), approximate, grad_input);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGeluBackwardV2, on_launch_device(grad_output, device),
+                          on_launch_device(self, device), approximate, grad_input);
   }
   return grad_input;
 }

@@ -60,7 +60,7 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
     TORCH_CHECK_INDEX(given->is_cpu() || given->device() == self.device(),
                       "indices should be either on cpu or on the same device as the indexed tensor (", self.device(),
                       ")");
-    at::Tensor index = hw::on_device(*given, device);
+    at::Tensor index = on_launch_device(*given, device);
     if (dtype == at::kByte || dtype == at::kBool) {
       index = index.to(at::kBool);
       TORCH_CHECK_INDEX(index.dim() > 0, "flagos: a 0-dim boolean index is not supported");
@@ -111,7 +111,7 @@ at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Ten
   TORCH_CHECK(at::is_expandable_to(values.sizes(), sizes), "shape mismatch: value tensor of shape ", values.sizes(),
               " cannot be broadcast to indexing result of shape ", sizes);
   if (c10::multiply_integers(sizes) > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, hw::on_device(values, device), accumulate,
+    FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, on_launch_device(values, device), accumulate,
                           /*unsafe=*/false);
   }
   return self;

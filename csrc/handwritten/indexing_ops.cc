@@ -51,7 +51,7 @@ void launch_index_select(const LaunchDevice& device, const at::Tensor& self, int
   if (out.numel() == 0) {
     return;
   }
-  const at::Tensor index_dev = hw::on_device(index.reshape({-1}), device);
+  const at::Tensor index_dev = on_launch_device(index.reshape({-1}), device);
   FLAGOS_GUARDED_LAUNCH(device, aclnnIndexSelect, self, dim, index_dev, out);
 }
 
@@ -85,7 +85,7 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   const LaunchDevice device = launch_device_of(self);
   at::Tensor out = empty_on(device, index.sizes(), self.scalar_type());
   if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, hw::on_device(index, device), out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, on_launch_device(index, device), out);
   }
   return out;
 }
@@ -99,7 +99,7 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   const LaunchDevice device = launch_device_of(self, out);
   at::native::resize_output(out, index.sizes());
   if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, hw::on_device(index, device), out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, on_launch_device(index, device), out);
   }
   return out;
 }
@@ -121,7 +121,7 @@ at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& in
   const LaunchDevice device = launch_device_of(self, src);
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
   if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatter, self, dim, hw::on_device(index, device), src, kReplace, out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatter, self, dim, on_launch_device(index, device), src, kReplace, out);
   }
   return out;
 }
@@ -133,7 +133,7 @@ at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& 
   const LaunchDevice device = launch_device_of(self);
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
   if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterValue, self, dim, hw::on_device(index, device), value, kReplace, out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterValue, self, dim, on_launch_device(index, device), value, kReplace, out);
   }
   return out;
 }
@@ -144,7 +144,7 @@ at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index,
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0 && index.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, hw::on_device(index, device), src, kReplace);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kReplace);
   }
   return self;
 }
@@ -155,7 +155,7 @@ at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& inde
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0 && index.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatterValue, self, dim, hw::on_device(index, device), value, kReplace);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatterValue, self, dim, on_launch_device(index, device), value, kReplace);
   }
   return self;
 }
@@ -167,7 +167,7 @@ at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& in
   const LaunchDevice device = launch_device_of(self, src);
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
   if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, hw::on_device(index, device), src, out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, on_launch_device(index, device), src, out);
   }
   return out;
 }
@@ -178,7 +178,7 @@ at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0 && index.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, hw::on_device(index, device), src, kAdd);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kAdd);
   }
   return self;
 }
@@ -195,7 +195,7 @@ at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const 
   check_mask(mask);
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillScalar, self, hw::on_device(mask, device), value);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillScalar, self, on_launch_device(mask, device), value);
   }
   return self;
 }
@@ -212,7 +212,7 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0) {
     const at::Tensor value_typed = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillTensor, self, hw::on_device(mask, device), value_typed);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillTensor, self, on_launch_device(mask, device), value_typed);
   }
   return self;
 }
@@ -229,7 +229,7 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, c10::S
   sizes.push_back(weight.size(1));
   at::Tensor out = empty_on(device, sizes, weight.scalar_type());
   if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnEmbedding, weight, hw::on_device(indices, device), out);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnEmbedding, weight, on_launch_device(indices, device), out);
   }
   return out;
 }
@@ -250,7 +250,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   }
   // ACLNN takes the gradient as rows matching the flattened indices.
   const at::Tensor grad_rows = grad_output.reshape({-1, grad_output.size(-1)});
-  const at::Tensor index_dev = hw::on_device(indices.reshape({-1}), device);
+  const at::Tensor index_dev = on_launch_device(indices.reshape({-1}), device);
   const uint64_t padding_arg = padding < 0 ? UINT64_MAX : static_cast<uint64_t>(padding);
   FLAGOS_GUARDED_LAUNCH(device, aclnnEmbeddingDenseBackward, grad_rows, index_dev, static_cast<uint64_t>(rows),
                         padding_arg, scale_grad_by_freq, out);
@@ -294,7 +294,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   at::Tensor total_weight = empty_on(device, {}, self.scalar_type());
   const std::optional<at::Tensor> weight_arg =
       weight.has_value() && weight->defined() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
-  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLoss, self, hw::on_device(target, device), weight_arg, reduction,
+  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLoss, self, on_launch_device(target, device), weight_arg, reduction,
                         ignore_index.guard_int(__FILE__, __LINE__), out, total_weight);
   return {out, total_weight};
 }
@@ -314,7 +314,7 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   }
   const std::optional<at::Tensor> weight_arg =
       weight.has_value() && weight->defined() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
-  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward, grad_output, self, hw::on_device(target, device), weight_arg,
+  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward, grad_output, self, on_launch_device(target, device), weight_arg,
                         reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
   return grad_input;
 }

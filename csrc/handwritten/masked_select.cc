@@ -27,8 +27,8 @@ at::Tensor masked_select_kernel(const at::Tensor& self, const at::Tensor& mask) 
   check_same_device("masked_select", {{"self", self}, {"mask", mask}});
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
   const LaunchDevice device = launch_device_of(self, mask);
-  const at::Tensor source = hw::on_device(self, device);
-  const at::Tensor selector = hw::on_device(mask, device);
+  const at::Tensor source = on_launch_device(self, device);
+  const at::Tensor selector = on_launch_device(mask, device);
   const std::vector<int64_t> shape = at::infer_size(source.sizes(), selector.sizes());
 
   const int64_t count = hw::count_true(selector.expand(shape), device);

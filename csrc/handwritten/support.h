@@ -13,15 +13,6 @@
 
 namespace flagos::hw {
 
-// ACLNN reads device memory only: a CPU tensor (an index tensor, a Python
-// number) is copied to the launch device; a flagos tensor passes as it is.
-inline at::Tensor on_device(const at::Tensor& tensor, const LaunchDevice& device) {
-  if (!tensor.defined() || tensor.is_privateuseone()) {
-    return tensor;
-  }
-  return tensor.to(flagos_device(device.has_value() ? device.index : current_device()));
-}
-
 // The number of true elements of a bool tensor that lives on `device`:
 // counted there (aclnnReduceSum), then read back. For ops whose output size
 // depends on the data.

@@ -170,6 +170,16 @@ inline bool is_cpu_scalar(const at::Tensor& tensor) {
   return tensor.defined() && tensor.device().is_cpu() && tensor.dim() == 0;
 }
 
+// ACLNN reads device memory only: a CPU tensor that reached a kernel (a
+// Python number, a CPU index tensor) is copied to the launch device; a
+// flagos tensor passes as it is.
+inline at::Tensor on_launch_device(const at::Tensor& tensor, const LaunchDevice& device) {
+  if (!tensor.defined() || tensor.is_privateuseone()) {
+    return tensor;
+  }
+  return tensor.to(flagos_device(device.has_value() ? device.index : current_device()));
+}
+
 // A contiguous tensor on the launch device (the current device for `none`).
 at::Tensor empty_on(const LaunchDevice& device, at::IntArrayRef sizes, at::ScalarType dtype);
 
