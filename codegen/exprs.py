@@ -147,11 +147,13 @@ class Value:
     is_output: bool = False  # may be written: the allocated output or a Tensor(a!) argument
 
 
-# What each prototype parameter type accepts.
+# What each prototype parameter type accepts. Whether a tensor parameter is
+# written comes from the registry (`outputs:`), not from its constness: CANN
+# declares many written tensors `const aclTensor*`.
 _INT_TYPES = ("int64_t", "int32_t", "int16_t", "int8_t", "uint64_t", "uint32_t", "uint8_t")
 PARAM_FITS: dict[str, tuple[str, ...]] = {
     "const aclTensor*": ("tensor", "optional_tensor"),
-    "aclTensor*": ("tensor",),
+    "aclTensor*": ("tensor", "optional_tensor"),
     "const aclScalar*": ("scalar", "optional_scalar", "int", "int_literal", "float_literal", "bool_literal"),
     "const aclIntArray*": ("int_array", "symint_array", "optional_int_array", "int_vector"),
     "const aclTensorList*": ("tensor_list",),
@@ -164,12 +166,18 @@ PARAM_FITS: dict[str, tuple[str, ...]] = {
     "bool": ("bool", "bool_literal"),
     **{t: ("int", "symint", "int_literal") for t in _INT_TYPES},
 }
-PARAM_TYPES = tuple(PARAM_FITS) + ("const aclDataType",)
+TENSOR_TYPES = ("const aclTensor*", "aclTensor*", "const aclTensorList*", "aclTensorList*")
+# A by-value parameter may carry a top-level const, as in CANN's
+# `const int64_t dim`; it does not change what the parameter accepts.
+BY_VALUE_TYPES = ("aclDataType", "double", "float", "bool", *_INT_TYPES)
+PARAM_TYPES = tuple(PARAM_FITS) + tuple(f"const {t}" for t in BY_VALUE_TYPES)
 
 
 def param_base(ctype: str) -> str:
     """A by-value parameter's top-level const does not change what it accepts."""
-    return ctype[len("const "):] if ctype == "const aclDataType" else ctype
+    if ctype.startswith("const ") and ctype[len("const "):] in BY_VALUE_TYPES:
+        return ctype[len("const "):]
+    return ctype
 
 
 # Output dtype constants.
@@ -378,8 +386,8 @@ def render_when(expr: Expr, scope: Scope, includes: set[str]) -> str:
     return value.cpp
 
 
-def render_launch_arg(expr: Expr, scope: Scope, ctype: str, includes: set[str]) -> str:
-    """One launch argument as C++, checked against its parameter's C type."""
+def render_launch_arg(expr: Expr, scope: Scope, ctype: str, is_output: bool, includes: set[str]) -> str:
+    """One launch argument as C++, checked against its parameter's C type and direction."""
     value = evaluate(expr, scope, "launch", includes)
     base = param_base(ctype)
     fits = PARAM_FITS[base]
@@ -388,12 +396,13 @@ def render_launch_arg(expr: Expr, scope: Scope, ctype: str, includes: set[str]) 
         accepted = " or ".join(dict.fromkeys(KIND_WORDS[k] for k in fits))
         raise ExprError(f"`{show(expr)}` is {KIND_WORDS[value.kind]} but the parameter is `{ctype}`",
                         f"pass {accepted} here")
-    if base == "aclTensor*" and not coerced.is_output:
-        raise ExprError(f"`{show(expr)}` is an input but `{ctype}` is an output parameter",
+    if is_output and not coerced.is_output:
+        raise ExprError(f"`{show(expr)}` is an input but the operator writes this parameter",
                         "pass the allocated `out`, the out= argument or the in-place `self`")
-    if base == "const aclTensor*" and coerced.is_output and scope.allocated_out and show(expr) in scope.outputs:
+    if not is_output and base in TENSOR_TYPES and coerced.is_output and scope.allocated_out \
+            and show(expr) in scope.outputs:
         raise ExprError(f"the allocated `{show(expr)}` is passed to an input parameter",
-                        f"pass `{show(expr)}` to the entry point's aclTensor* output parameter")
+                        f"pass `{show(expr)}` to a parameter that the entry point's `outputs:` lists")
     if coerced.kind == "int_literal" and base == "const aclScalar*":
         return f"at::Scalar(int64_t{{{coerced.cpp}}})"
     if coerced.kind in ("float_literal", "bool_literal") and base == "const aclScalar*":

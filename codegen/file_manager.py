@@ -31,18 +31,33 @@ class FileManager:
         except FileNotFoundError:
             return None
 
+    def _on_disk(self) -> list[str]:
+        """Every file under the output folder, as names relative to it ("aclnn/aclnnAdd.h")."""
+        names = []
+        for folder, _, files in os.walk(self.out_dir):
+            for file in files:
+                names.append(os.path.relpath(os.path.join(folder, file), self.out_dir).replace(os.sep, "/"))
+        return sorted(names)
+
     def stale(self) -> list[str]:
         """Generated files in the output folder that this run no longer produces."""
-        if not os.path.isdir(self.out_dir):
-            return []
         names = []
-        for name in sorted(os.listdir(self.out_dir)):
-            if name in self.files or not os.path.isfile(os.path.join(self.out_dir, name)):
+        for name in self._on_disk():
+            if name in self.files:
                 continue
-            current = self._current(name) or ""
-            if current.startswith(GENERATED_MARK):
+            try:
+                with open(os.path.join(self.out_dir, name), encoding="utf-8") as handle:
+                    first = handle.read(len(GENERATED_MARK))
+            except (OSError, UnicodeDecodeError):
+                continue
+            if first == GENERATED_MARK:
                 names.append(name)
         return names
+
+    def foreign(self) -> list[str]:
+        """Files in the output folder that the generator did not write (CMake would compile them)."""
+        stale = set(self.stale())
+        return [name for name in self._on_disk() if name not in self.files and name not in stale]
 
     def write(self) -> list[str]:
         """Writes the files that differ, removes stale ones; returns the names touched."""
@@ -52,6 +67,7 @@ class FileManager:
             if self._current(name) == self.files[name]:
                 continue
             path = os.path.join(self.out_dir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             temporary = f"{path}.tmp{os.getpid()}"
             with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(self.files[name])

@@ -116,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{paths.show(out_dir)} does not match the registry and templates; regenerate it with:\n"
                   f"    {_fix_command(args)}", file=sys.stderr)
             failed = True
+        for name in files.foreign():
+            print(f"{paths.show(out_dir)}/{name}: not written by the generator, yet the build would compile or "
+                  f"include it\n    fix: delete it, or generate it from the registry", file=sys.stderr)
+            failed = True
         lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show)
         if lint:
             print(f"handwritten-kernel lint: {len(lint)} problem(s)", file=sys.stderr)
@@ -128,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if failed else 0
 
     touched = files.write()
-    print(f"{len(generation.kernels)} ops in {len(generation.files)} files: "
-          f"{len(touched)} written{': ' + ', '.join(touched) if touched else ''}")
+    listed = ": " + ", ".join(touched) if 0 < len(touched) <= 12 else ""
+    print(f"{len(generation.kernels)} ops in {len(generation.files)} files: {len(touched)} written{listed}")
+    for name in files.foreign():
+        print(f"warning: {paths.show(out_dir)}/{name} was not written by the generator; `--check` fails on it",
+              file=sys.stderr)
     return 0

@@ -48,17 +48,41 @@ class DevicePolicy:
 
 @dataclass(frozen=True)
 class AclnnParam:
-    ctype: str  # as written in the prototype, e.g. "const aclTensor*"
+    ctype: str  # as CANN writes it, spacing normalized: "const aclTensor*", "const int64_t"
     name: str
+    # Written by the operator. CANN's constness does not say (aclnnRelu's `out`
+    # is a `const aclTensor*`), so the registry's `outputs:` list does.
+    is_output: bool = False
+
+    @property
+    def declaration(self) -> str:
+        return f"{self.ctype} {self.name}"
 
 
 @dataclass(frozen=True)
 class AclnnPrototype:
-    """aclnnXGetWorkspaceSize(params..., uint64_t* workspaceSize, aclOpExecutor** executor)."""
+    """aclnnXGetWorkspaceSize(params..., uint64_t* workspaceSize, aclOpExecutor** executor),
+    as declared by `source`: hicann/<repo>/<path of the header or doc> in CANN's public repos."""
 
     name: str
     params: tuple[AclnnParam, ...]
     loc: Location
+    source: str = ""
+
+    @property
+    def source_repo(self) -> str:
+        """`ops-nn` of hicann/ops-nn/activation/relu/op_api/aclnn_relu.h."""
+        return self.source.split("/")[1]
+
+    @property
+    def source_path(self) -> str:
+        """`activation/relu/op_api/aclnn_relu.h`: the path inside the repository."""
+        return "/".join(self.source.split("/")[2:])
+
+    @property
+    def header(self) -> str:
+        """The generated header of this operator, relative to csrc/generated/."""
+        return f"aclnn/{self.name}.h"
 
 
 # ---- expressions -----------------------------------------------------------

@@ -11,7 +11,7 @@ import os
 import re
 
 from codegen.errors import Problems
-from codegen.exprs import PARAM_TYPES, ExprError, parse_expr, parse_launch, show
+from codegen.exprs import PARAM_TYPES, TENSOR_TYPES, ExprError, parse_expr, parse_launch, show
 from codegen.model import (
     AclnnParam,
     AclnnPrototype,
@@ -82,7 +82,10 @@ def _read(path: str, paths: Paths, problems: Problems):
 # ---- yaml/aclnn.yaml ---------------------------------------------------------------
 
 _PARAM = re.compile(r"^(?P<ctype>.*?[\s*])(?P<name>[A-Za-z_]\w*)$")
-_ENTRY = re.compile(r"^aclnn[A-Z]\w*$")
+_ENTRY = re.compile(r"aclnn[A-Z]\w*")
+# hicann/<repo>/<path>: the CANN header or doc that declares the prototype.
+_SOURCE = re.compile(r"hicann/(ops-math|ops-nn|ops-transformer|opbase)/[\w./&+-]+\.(h|md)")
+PROTOTYPE_KEYS = ("source", "params", "outputs")
 
 
 def _normalize_ctype(text: str) -> str:
@@ -90,19 +93,42 @@ def _normalize_ctype(text: str) -> str:
     return re.sub(r"\s*\*", "*", text)
 
 
-def _load_prototypes(paths: Paths, problems: Problems) -> list[AclnnPrototype]:
+def _prototype_params(name: str, params, loc: Location, shown: str, problems: Problems) -> list[AclnnParam] | None:
+    if not isinstance(params, list):
+        problems.add(loc, None, f"{name}: `params` must be a list of parameters",
+                     "write `params: [const aclTensor* self, ...]` as CANN's header declares them")
+        return None
+    parsed, seen = [], set()
+    for index, text in enumerate(params):
+        line = params.item_lines[index] if isinstance(params, LineList) else loc.line
+        match = _PARAM.match(str(text).strip()) if isinstance(text, str) else None
+        ctype = _normalize_ctype(match.group("ctype")) if match else ""
+        if not match or ctype not in PARAM_TYPES:
+            problems.add(Location(shown, line), None, f"{name}: cannot use parameter `{text}`",
+                         f"write `<type> <name>` with a type among: {', '.join(PARAM_TYPES)}")
+            continue
+        if match.group("name") in seen:
+            problems.add(Location(shown, line), None, f"{name}: parameter `{match.group('name')}` twice",
+                         "give each parameter its own name")
+        seen.add(match.group("name"))
+        parsed.append(AclnnParam(ctype, match.group("name")))
+    return parsed
+
+
+def _load_prototypes(paths: Paths, problems: Problems, invalid: set[str]) -> list[AclnnPrototype]:
+    """The valid prototypes; the names of invalid ones go to `invalid` (their launches are not reported again)."""
     data = _read(paths.aclnn_yaml, paths, problems)
     shown = paths.show(paths.aclnn_yaml)
     if data is None:
         return []
     if not isinstance(data, LineDict):
-        problems.add(Location(shown, 1), None, "expected a mapping of entry point -> parameter list",
-                     "write `aclnnX: [\"const aclTensor* self\", ...]`")
+        problems.add(Location(shown, 1), None, "expected a mapping of entry point -> prototype",
+                     "write `aclnnX:` with `source:`, `params:` and `outputs:` under it")
         return []
     prototypes = []
-    for name, params in data.items():
+    for name, entry in data.items():
         loc = Location(shown, data.line_of(name))
-        if not isinstance(name, str) or not _ENTRY.match(name):
+        if not isinstance(name, str) or not _ENTRY.fullmatch(name):
             problems.add(loc, None, f"`{name}` is not an ACLNN entry point name",
                          "name it aclnnX, as CANN does (aclnnAdd, aclnnInplaceFillScalar)")
             continue
@@ -110,24 +136,37 @@ def _load_prototypes(paths: Paths, problems: Problems) -> list[AclnnPrototype]:
             problems.add(loc, None, f"`{name}`: list the operator, not its phase-1 function",
                          f"write `{name[: -len('GetWorkspaceSize')]}:`; both phases are declared from it")
             continue
-        if not isinstance(params, list):
-            problems.add(loc, None, f"{name}: expected a list of parameters", "write [\"const aclTensor* self\", ...]")
+        if not isinstance(entry, LineDict):
+            problems.add(loc, None, f"{name}: expected `source:`, `params:` and `outputs:` under it",
+                         "write the prototype as CANN declares it, with the header it comes from")
             continue
-        parsed, seen = [], set()
-        for index, text in enumerate(params):
-            line = params.item_lines[index] if isinstance(params, LineList) else loc.line
-            match = _PARAM.match(str(text).strip()) if isinstance(text, str) else None
-            ctype = _normalize_ctype(match.group("ctype")) if match else ""
-            if not match or ctype not in PARAM_TYPES:
-                problems.add(Location(shown, line), None, f"{name}: cannot use parameter `{text}`",
-                             f"write `<type> <name>` with a type among: {', '.join(PARAM_TYPES)}")
-                continue
-            if match.group("name") in seen:
-                problems.add(Location(shown, line), None, f"{name}: parameter `{match.group('name')}` twice",
-                             "give each parameter its own name")
-            seen.add(match.group("name"))
-            parsed.append(AclnnParam(ctype, match.group("name")))
-        prototypes.append(AclnnPrototype(name, tuple(parsed), loc))
+        before = len(problems.items)
+        _unknown_keys(entry, PROTOTYPE_KEYS, name, shown, problems)
+        source = entry.get("source")
+        if not isinstance(source, str) or not _SOURCE.fullmatch(source):
+            problems.add(Location(shown, entry.line_of("source")) if "source" in entry else loc, None,
+                         f"{name}: `source` must name the CANN header or doc that declares it",
+                         "write `source: hicann/<repo>/<path>`, e.g. hicann/ops-math/math/add/op_api/aclnn_add.h")
+        params = _prototype_params(name, entry.get("params"),
+                                   Location(shown, entry.line_of("params")) if "params" in entry else loc, shown, problems)
+        outputs = entry.get("outputs")
+        out_loc = Location(shown, entry.line_of("outputs")) if "outputs" in entry else loc
+        tensors = [p.name for p in params or () if p.ctype in TENSOR_TYPES]
+        if not isinstance(outputs, list) or not outputs or not all(isinstance(o, str) for o in outputs):
+            problems.add(out_loc, None, f"{name}: `outputs` must list the parameters the operator writes",
+                         f"write `outputs: [<name>, ...]` naming some of: {', '.join(tensors) or 'no tensor'}")
+        elif params is not None:
+            for output in outputs:
+                if output not in tensors:
+                    problems.add(out_loc, None, f"{name}: output `{output}` is not a tensor parameter",
+                                 f"name one of: {', '.join(tensors) or 'no tensor'}")
+            if len(set(outputs)) != len(outputs):
+                problems.add(out_loc, None, f"{name}: an output is listed twice", "list each output once")
+        if len(problems.items) != before or params is None:
+            invalid.add(name)
+            continue
+        params = [AclnnParam(p.ctype, p.name, p.name in outputs) for p in params]
+        prototypes.append(AclnnPrototype(name, tuple(params), loc, source))
     return prototypes
 
 
@@ -234,7 +273,7 @@ def _torch_version() -> str:
 # ---- yaml/ops/*.yaml -----------------------------------------------------------------
 
 
-def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str, AclnnPrototype],
+def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str, AclnnPrototype | None],
             problems: Problems) -> Launch | None:
     text = entry.get(key)
     loc = Location(shown, entry.line_of(key))
@@ -244,6 +283,8 @@ def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str
         problems.add(loc, op, f"{key}: {error.message}", error.fix)
         return None
     proto = prototypes.get(call.func)
+    if proto is None and call.func in prototypes:
+        return None  # its prototype is invalid, and reported
     if proto is None:
         problems.add(loc, op, f"{key}: entry point `{call.func}` has no prototype",
                      f"add `{call.func}:` with its parameters to yaml/aclnn.yaml (from CANN's docs)")
@@ -312,7 +353,7 @@ def _output_rule(entry: LineDict, op: str, shown: str, problems: Problems, value
     return OutputRule(rules.get("size"), rules.get("dtype"), loc, where("size"), where("dtype"))
 
 
-def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, AclnnPrototype],
+def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, AclnnPrototype | None],
               problems: Problems) -> OpEntry | None:
     line = getattr(entry, "line", 1)
     if not isinstance(entry, LineDict):
@@ -463,8 +504,10 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
     schemas = schemas or aten_schemas()
     raise_here = problems is None
     problems = problems if problems is not None else Problems()
-    prototypes = _load_prototypes(paths, problems)
-    by_name = {p.name: p for p in prototypes}
+    invalid_prototypes: set[str] = set()
+    prototypes = _load_prototypes(paths, problems, invalid_prototypes)
+    by_name: dict[str, AclnnPrototype | None] = {name: None for name in invalid_prototypes}
+    by_name.update({p.name: p for p in prototypes})
     inputs = [paths.show(paths.aclnn_yaml)]
 
     ops: dict[str, OpEntry] = {}

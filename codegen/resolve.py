@@ -96,7 +96,7 @@ def _launch_args(launch: Launch, scope: Scope, registry: Registry, includes: set
     ok = True
     for position, (expr, param) in enumerate(zip(launch.args, proto.params), 1):
         try:
-            rendered.append(render_launch_arg(expr, scope, param.ctype, includes))
+            rendered.append(render_launch_arg(expr, scope, param.ctype, param.is_output, includes))
         except ExprError as error:
             problems.add(launch.loc, op, f"{key}: argument {position} of {launch.entry} ({param.ctype} {param.name}): "
                          f"{error.message}", error.fix)

@@ -10,9 +10,32 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAddmm.h"
+#include "generated/aclnn/aclnnAddmv.h"
+#include "generated/aclnn/aclnnAny.h"
+#include "generated/aclnn/aclnnAtan2.h"
+#include "generated/aclnn/aclnnBitwiseOrScalar.h"
+#include "generated/aclnn/aclnnBitwiseOrTensor.h"
+#include "generated/aclnn/aclnnCeil.h"
+#include "generated/aclnn/aclnnCumsum.h"
+#include "generated/aclnn/aclnnDivs.h"
+#include "generated/aclnn/aclnnExp2.h"
+#include "generated/aclnn/aclnnFloor.h"
+#include "generated/aclnn/aclnnGeScalar.h"
+#include "generated/aclnn/aclnnLerps.h"
+#include "generated/aclnn/aclnnLog10.h"
+#include "generated/aclnn/aclnnLog1p.h"
+#include "generated/aclnn/aclnnLogicalAnd.h"
+#include "generated/aclnn/aclnnLogicalNot.h"
+#include "generated/aclnn/aclnnLtScalar.h"
+#include "generated/aclnn/aclnnMax.h"
+#include "generated/aclnn/aclnnPowScalarTensor.h"
+#include "generated/aclnn/aclnnSilu.h"
+#include "generated/aclnn/aclnnSinh.h"
+#include "generated/aclnn/aclnnTan.h"
+#include "generated/aclnn/aclnnThresholdBackward.h"
 
 namespace {
 

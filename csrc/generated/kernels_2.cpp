@@ -10,9 +10,30 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAcos.h"
+#include "generated/aclnn/aclnnArange.h"
+#include "generated/aclnn/aclnnBitwiseAndScalar.h"
+#include "generated/aclnn/aclnnBitwiseAndTensor.h"
+#include "generated/aclnn/aclnnClampMinTensor.h"
+#include "generated/aclnn/aclnnExp.h"
+#include "generated/aclnn/aclnnGeScalar.h"
+#include "generated/aclnn/aclnnGeTensor.h"
+#include "generated/aclnn/aclnnInplaceZero.h"
+#include "generated/aclnn/aclnnLog1p.h"
+#include "generated/aclnn/aclnnLogicalNot.h"
+#include "generated/aclnn/aclnnLogicalOr.h"
+#include "generated/aclnn/aclnnMul.h"
+#include "generated/aclnn/aclnnMuls.h"
+#include "generated/aclnn/aclnnPowTensorTensor.h"
+#include "generated/aclnn/aclnnReciprocal.h"
+#include "generated/aclnn/aclnnSigmoid.h"
+#include "generated/aclnn/aclnnSigmoidBackward.h"
+#include "generated/aclnn/aclnnStdMeanCorrection.h"
+#include "generated/aclnn/aclnnTanh.h"
+#include "generated/aclnn/aclnnTriu.h"
+#include "generated/aclnn/aclnnVarMean.h"
 
 namespace {
 
@@ -262,7 +283,7 @@ at::Tensor wrapper_triu(const at::Tensor & self, c10::SymInt diagonal) {
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor var = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
   at::Tensor mean = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
-  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnVarMean, self, flagos::gen::reduction_dims(dim, self), flagos::gen::correction_of(correction), keepdim, mean, var);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnVarMean, self, flagos::gen::reduction_dims(dim, self), flagos::gen::correction_of(correction), keepdim, var, mean);
   return {var, mean};
 }
 

@@ -10,9 +10,33 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAdd.h"
+#include "generated/aclnn/aclnnAddr.h"
+#include "generated/aclnn/aclnnAdds.h"
+#include "generated/aclnn/aclnnAsin.h"
+#include "generated/aclnn/aclnnAtan.h"
+#include "generated/aclnn/aclnnBitwiseAndScalar.h"
+#include "generated/aclnn/aclnnBitwiseAndTensor.h"
+#include "generated/aclnn/aclnnBitwiseXorScalar.h"
+#include "generated/aclnn/aclnnBitwiseXorTensor.h"
+#include "generated/aclnn/aclnnClampMin.h"
+#include "generated/aclnn/aclnnClampMinTensor.h"
+#include "generated/aclnn/aclnnExpm1.h"
+#include "generated/aclnn/aclnnFmodScalar.h"
+#include "generated/aclnn/aclnnFmodTensor.h"
+#include "generated/aclnn/aclnnGtScalar.h"
+#include "generated/aclnn/aclnnGtTensor.h"
+#include "generated/aclnn/aclnnLayerNormBackward.h"
+#include "generated/aclnn/aclnnLerps.h"
+#include "generated/aclnn/aclnnLog.h"
+#include "generated/aclnn/aclnnLogicalAnd.h"
+#include "generated/aclnn/aclnnMinDim.h"
+#include "generated/aclnn/aclnnPowTensorScalar.h"
+#include "generated/aclnn/aclnnProdDim.h"
+#include "generated/aclnn/aclnnRound.h"
+#include "generated/aclnn/aclnnSigmoid.h"
 
 namespace {
 

@@ -10,9 +10,29 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAbs.h"
+#include "generated/aclnn/aclnnAddcmul.h"
+#include "generated/aclnn/aclnnAll.h"
+#include "generated/aclnn/aclnnArange.h"
+#include "generated/aclnn/aclnnBitwiseAndScalar.h"
+#include "generated/aclnn/aclnnBitwiseXorScalar.h"
+#include "generated/aclnn/aclnnClampMax.h"
+#include "generated/aclnn/aclnnClampMaxTensor.h"
+#include "generated/aclnn/aclnnEqScalar.h"
+#include "generated/aclnn/aclnnFloor.h"
+#include "generated/aclnn/aclnnInplaceAdd.h"
+#include "generated/aclnn/aclnnInplaceAdds.h"
+#include "generated/aclnn/aclnnLog10.h"
+#include "generated/aclnn/aclnnNeg.h"
+#include "generated/aclnn/aclnnPowTensorScalar.h"
+#include "generated/aclnn/aclnnRsqrt.h"
+#include "generated/aclnn/aclnnSign.h"
+#include "generated/aclnn/aclnnSilu.h"
+#include "generated/aclnn/aclnnSqrt.h"
+#include "generated/aclnn/aclnnTanhBackward.h"
+#include "generated/aclnn/aclnnTrunc.h"
 
 namespace {
 

@@ -10,9 +10,37 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAbs.h"
+#include "generated/aclnn/aclnnAddr.h"
+#include "generated/aclnn/aclnnAmax.h"
+#include "generated/aclnn/aclnnBaddbmm.h"
+#include "generated/aclnn/aclnnClampMaxTensor.h"
+#include "generated/aclnn/aclnnCosh.h"
+#include "generated/aclnn/aclnnCumsum.h"
+#include "generated/aclnn/aclnnExp.h"
+#include "generated/aclnn/aclnnLeScalar.h"
+#include "generated/aclnn/aclnnLeTensor.h"
+#include "generated/aclnn/aclnnLerps.h"
+#include "generated/aclnn/aclnnLinalgVectorNorm.h"
+#include "generated/aclnn/aclnnLog10.h"
+#include "generated/aclnn/aclnnLog1p.h"
+#include "generated/aclnn/aclnnLog2.h"
+#include "generated/aclnn/aclnnLogSoftmaxBackward.h"
+#include "generated/aclnn/aclnnLogicalNot.h"
+#include "generated/aclnn/aclnnMuls.h"
+#include "generated/aclnn/aclnnReciprocal.h"
+#include "generated/aclnn/aclnnReduceSum.h"
+#include "generated/aclnn/aclnnRemainderTensorScalar.h"
+#include "generated/aclnn/aclnnRemainderTensorTensor.h"
+#include "generated/aclnn/aclnnSiluBackward.h"
+#include "generated/aclnn/aclnnSoftmax.h"
+#include "generated/aclnn/aclnnSub.h"
+#include "generated/aclnn/aclnnSubs.h"
+#include "generated/aclnn/aclnnTan.h"
+#include "generated/aclnn/aclnnTanh.h"
+#include "generated/aclnn/aclnnTrunc.h"
 
 namespace {
 

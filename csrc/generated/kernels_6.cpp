@@ -10,9 +10,31 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAbs.h"
+#include "generated/aclnn/aclnnAdd.h"
+#include "generated/aclnn/aclnnAdds.h"
+#include "generated/aclnn/aclnnBitwiseNot.h"
+#include "generated/aclnn/aclnnCeil.h"
+#include "generated/aclnn/aclnnCos.h"
+#include "generated/aclnn/aclnnExpm1.h"
+#include "generated/aclnn/aclnnFmodScalar.h"
+#include "generated/aclnn/aclnnGroupNorm.h"
+#include "generated/aclnn/aclnnInplaceTril.h"
+#include "generated/aclnn/aclnnLeScalar.h"
+#include "generated/aclnn/aclnnLogicalAnd.h"
+#include "generated/aclnn/aclnnLtScalar.h"
+#include "generated/aclnn/aclnnLtTensor.h"
+#include "generated/aclnn/aclnnMaxDim.h"
+#include "generated/aclnn/aclnnMaximum.h"
+#include "generated/aclnn/aclnnMin.h"
+#include "generated/aclnn/aclnnNorm.h"
+#include "generated/aclnn/aclnnRelu.h"
+#include "generated/aclnn/aclnnRemainderTensorScalar.h"
+#include "generated/aclnn/aclnnRound.h"
+#include "generated/aclnn/aclnnSign.h"
+#include "generated/aclnn/aclnnSqrt.h"
 
 namespace {
 

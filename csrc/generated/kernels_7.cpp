@@ -10,9 +10,34 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAll.h"
+#include "generated/aclnn/aclnnBitwiseXorScalar.h"
+#include "generated/aclnn/aclnnClampMin.h"
+#include "generated/aclnn/aclnnCos.h"
+#include "generated/aclnn/aclnnCumprod.h"
+#include "generated/aclnn/aclnnExp.h"
+#include "generated/aclnn/aclnnInplaceMul.h"
+#include "generated/aclnn/aclnnInplaceMuls.h"
+#include "generated/aclnn/aclnnInplaceRelu.h"
+#include "generated/aclnn/aclnnLog.h"
+#include "generated/aclnn/aclnnLogSoftmax.h"
+#include "generated/aclnn/aclnnLogicalXor.h"
+#include "generated/aclnn/aclnnMaxDim.h"
+#include "generated/aclnn/aclnnMinDim.h"
+#include "generated/aclnn/aclnnMinimum.h"
+#include "generated/aclnn/aclnnNeScalar.h"
+#include "generated/aclnn/aclnnNeTensor.h"
+#include "generated/aclnn/aclnnRemainderTensorScalar.h"
+#include "generated/aclnn/aclnnRemainderTensorTensor.h"
+#include "generated/aclnn/aclnnSin.h"
+#include "generated/aclnn/aclnnSoftmaxBackward.h"
+#include "generated/aclnn/aclnnStd.h"
+#include "generated/aclnn/aclnnTanhBackward.h"
+#include "generated/aclnn/aclnnThresholdBackward.h"
+#include "generated/aclnn/aclnnTrunc.h"
+#include "generated/aclnn/aclnnVarCorrection.h"
 
 namespace {
 

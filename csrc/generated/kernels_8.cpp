@@ -10,9 +10,37 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAcos.h"
+#include "generated/aclnn/aclnnAll.h"
+#include "generated/aclnn/aclnnAmin.h"
+#include "generated/aclnn/aclnnArgMax.h"
+#include "generated/aclnn/aclnnAtan.h"
+#include "generated/aclnn/aclnnBitwiseNot.h"
+#include "generated/aclnn/aclnnBitwiseOrScalar.h"
+#include "generated/aclnn/aclnnBitwiseOrTensor.h"
+#include "generated/aclnn/aclnnBitwiseXorScalar.h"
+#include "generated/aclnn/aclnnClampMax.h"
+#include "generated/aclnn/aclnnErf.h"
+#include "generated/aclnn/aclnnErfc.h"
+#include "generated/aclnn/aclnnFloor.h"
+#include "generated/aclnn/aclnnGtScalar.h"
+#include "generated/aclnn/aclnnInplaceFillScalar.h"
+#include "generated/aclnn/aclnnLerp.h"
+#include "generated/aclnn/aclnnLog2.h"
+#include "generated/aclnn/aclnnLogicalXor.h"
+#include "generated/aclnn/aclnnNeScalar.h"
+#include "generated/aclnn/aclnnNeg.h"
+#include "generated/aclnn/aclnnPowScalarTensor.h"
+#include "generated/aclnn/aclnnPowTensorScalar.h"
+#include "generated/aclnn/aclnnPowTensorTensor.h"
+#include "generated/aclnn/aclnnRemainderTensorScalar.h"
+#include "generated/aclnn/aclnnSigmoid.h"
+#include "generated/aclnn/aclnnSigmoidBackward.h"
+#include "generated/aclnn/aclnnSign.h"
+#include "generated/aclnn/aclnnSinh.h"
+#include "generated/aclnn/aclnnTan.h"
 
 namespace {
 

@@ -10,9 +10,36 @@
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
-#include "generated/aclnn_ops.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnAcos.h"
+#include "generated/aclnn/aclnnAddcdiv.h"
+#include "generated/aclnn/aclnnAddmv.h"
+#include "generated/aclnn/aclnnAny.h"
+#include "generated/aclnn/aclnnArange.h"
+#include "generated/aclnn/aclnnArgMin.h"
+#include "generated/aclnn/aclnnAtan2.h"
+#include "generated/aclnn/aclnnBitwiseAndScalar.h"
+#include "generated/aclnn/aclnnBitwiseAndTensor.h"
+#include "generated/aclnn/aclnnBitwiseOrScalar.h"
+#include "generated/aclnn/aclnnCeil.h"
+#include "generated/aclnn/aclnnDot.h"
+#include "generated/aclnn/aclnnEqScalar.h"
+#include "generated/aclnn/aclnnEqTensor.h"
+#include "generated/aclnn/aclnnErf.h"
+#include "generated/aclnn/aclnnExp2.h"
+#include "generated/aclnn/aclnnExpm1.h"
+#include "generated/aclnn/aclnnFmodScalar.h"
+#include "generated/aclnn/aclnnFmodTensor.h"
+#include "generated/aclnn/aclnnGroupNormBackward.h"
+#include "generated/aclnn/aclnnInplaceFillScalar.h"
+#include "generated/aclnn/aclnnLogSumExp.h"
+#include "generated/aclnn/aclnnLogicalXor.h"
+#include "generated/aclnn/aclnnMul.h"
+#include "generated/aclnn/aclnnMuls.h"
+#include "generated/aclnn/aclnnNeg.h"
+#include "generated/aclnn/aclnnProd.h"
+#include "generated/aclnn/aclnnSilu.h"
 
 namespace {
 

@@ -14,6 +14,8 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnCat.h"
+#include "generated/aclnn/aclnnStack.h"
 
 namespace flagos {
 namespace {

@@ -16,6 +16,7 @@
 #include "runtime/acl_check.h"
 #include "runtime/launch.h"
 #include "runtime/stream.h"
+#include "generated/aclnn/aclnnInplaceCopy.h"
 
 namespace flagos {
 namespace {
@@ -55,7 +56,7 @@ void enable_peer_access(c10::DeviceIndex device, c10::DeviceIndex peer) {
   set_device(previous);
   TORCH_CHECK(status == ACL_SUCCESS, "flagos: enabling peer access from flagos:",
               static_cast<int>(device), " to flagos:", static_cast<int>(peer),
-              " failed with ACL error ", status, ": ", aclGetRecentErrMsg());
+              " failed with ACL error ", status, ": ", recent_error_message());
   enabled[device].fetch_or(bit, std::memory_order_release);
 }
 

@@ -3,6 +3,8 @@
 #include <torch/library.h>
 
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnInplaceFillScalar.h"
+#include "generated/aclnn/aclnnInplaceZero.h"
 
 namespace flagos {
 namespace {

@@ -26,6 +26,11 @@
 #include <vector>
 
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnForeachAddListV2.h"
+#include "generated/aclnn/aclnnForeachAddScalarV2.h"
+#include "generated/aclnn/aclnnForeachAddcmulScalarV2.h"
+#include "generated/aclnn/aclnnForeachMulList.h"
+#include "generated/aclnn/aclnnForeachMulScalarV2.h"
 
 namespace flagos {
 namespace {

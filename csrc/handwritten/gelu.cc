@@ -13,6 +13,8 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnGeluBackwardV2.h"
+#include "generated/aclnn/aclnnGeluV2.h"
 
 namespace flagos {
 namespace {

@@ -24,6 +24,8 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnIndex.h"
+#include "generated/aclnn/aclnnIndexPutImpl.h"
 
 namespace flagos {
 namespace {

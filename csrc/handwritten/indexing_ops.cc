@@ -19,6 +19,22 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnEmbedding.h"
+#include "generated/aclnn/aclnnEmbeddingDenseBackward.h"
+#include "generated/aclnn/aclnnEye.h"
+#include "generated/aclnn/aclnnFlip.h"
+#include "generated/aclnn/aclnnGather.h"
+#include "generated/aclnn/aclnnIndexSelect.h"
+#include "generated/aclnn/aclnnInplaceMaskedFillScalar.h"
+#include "generated/aclnn/aclnnInplaceMaskedFillTensor.h"
+#include "generated/aclnn/aclnnInplaceScatter.h"
+#include "generated/aclnn/aclnnInplaceScatterValue.h"
+#include "generated/aclnn/aclnnLinspace.h"
+#include "generated/aclnn/aclnnNLLLoss.h"
+#include "generated/aclnn/aclnnNLLLossBackward.h"
+#include "generated/aclnn/aclnnScatter.h"
+#include "generated/aclnn/aclnnScatterAdd.h"
+#include "generated/aclnn/aclnnScatterValue.h"
 
 namespace flagos {
 namespace {

@@ -19,6 +19,7 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnMaskedSelect.h"
 
 namespace flagos {
 namespace {

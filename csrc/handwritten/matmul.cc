@@ -22,6 +22,9 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnBatchMatMul.h"
+#include "generated/aclnn/aclnnMatmul.h"
+#include "generated/aclnn/aclnnMm.h"
 
 namespace flagos {
 namespace {

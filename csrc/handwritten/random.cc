@@ -22,6 +22,11 @@
 
 #include "runtime/generator.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnInplaceBernoulli.h"
+#include "generated/aclnn/aclnnInplaceBernoulliTensor.h"
+#include "generated/aclnn/aclnnInplaceNormal.h"
+#include "generated/aclnn/aclnnInplaceRandom.h"
+#include "generated/aclnn/aclnnInplaceUniform.h"
 
 namespace flagos {
 namespace {

@@ -13,6 +13,8 @@
 
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/aclnn/aclnnSort.h"
+#include "generated/aclnn/aclnnTopk.h"
 
 namespace flagos {
 namespace {

@@ -113,7 +113,7 @@ class DevicePools {
     set_device(previous);
     TORCH_CHECK_WITH(OutOfMemoryError, status == ACL_SUCCESS, "flagos: allocating ", size,
                      " bytes on flagos:", static_cast<int>(device), " failed with ACL error ",
-                     status, ": ", aclGetRecentErrMsg());
+                     status, ": ", recent_error_message());
     std::lock_guard<std::mutex> lock(mutex_);
     live_.emplace(ptr, Block{device, size});
     stats_[device].allocated_bytes += size;
@@ -128,7 +128,7 @@ class DevicePools {
     set_device(previous);
     if (status != ACL_SUCCESS) {
       // A deleter must not throw; a failed free is a runtime bug worth a warning.
-      TORCH_WARN("flagos: aclrtFree failed with ACL error ", status, ": ", aclGetRecentErrMsg());
+      TORCH_WARN("flagos: aclrtFree failed with ACL error ", status, ": ", recent_error_message());
     }
   }
 

@@ -65,7 +65,7 @@ void synchronize_device(c10::DeviceIndex index) {
   const aclError status = aclrtSynchronizeDevice();
   set_device(previous);
   TORCH_CHECK(status == ACL_SUCCESS, "flagos: synchronizing flagos:", static_cast<int>(index),
-              " failed with ACL error ", status, ": ", aclGetRecentErrMsg());
+              " failed with ACL error ", status, ": ", recent_error_message());
 }
 
 }  // namespace flagos

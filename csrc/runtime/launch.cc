@@ -1,3 +1,4 @@
+#include "runtime/acl_check.h"
 #include "runtime/launch.h"
 
 #include <ATen/EmptyTensor.h>
@@ -6,6 +7,7 @@
 #include <c10/util/hash.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <cstring>
 #include <list>
 #include <unordered_map>
@@ -107,16 +109,9 @@ aclDataType to_acl_dtype(at::ScalarType dtype) {
   }
 }
 
-LaunchArgs::~LaunchArgs() {
-  // A list owns its elements, so list elements are not in owned_tensors_.
-  for (const aclTensorList* list : owned_tensor_lists_) aclDestroyTensorList(list);
-  for (const aclTensor* tensor : owned_tensors_) aclDestroyTensor(tensor);
-  for (const aclScalar* scalar : owned_scalars_) aclDestroyScalar(scalar);
-  for (const aclIntArray* array : owned_int_arrays_) aclDestroyIntArray(array);
-  for (const aclBoolArray* array : owned_bool_arrays_) aclDestroyBoolArray(array);
-}
+// ---- the record ------------------------------------------------------------
 
-std::string LaunchArgs::arg_name(int position) const {
+std::string LaunchRecord::arg_name(int position) const {
   // Split the macro's argument text at top-level commas.
   int depth = 0;
   int index = 0;
@@ -134,228 +129,335 @@ std::string LaunchArgs::arg_name(int position) const {
   return "'" + name + "' (argument " + std::to_string(position + 1) + ")";
 }
 
-aclTensor* LaunchArgs::tensor(const at::Tensor& t, bool is_output) {
+namespace {
+
+int64_t storage_elements(const at::Tensor& t) {
+  return static_cast<int64_t>(t.storage().nbytes()) / static_cast<int64_t>(t.itemsize());
+}
+
+}  // namespace
+
+int LaunchRecord::tensor(const at::Tensor& t) {
+  TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position_), " is a ",
+              t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be passed as a scalar)");
   sign(kPresent);
-  const int position = position_ - 1;
-  TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position),
-              " is a ", t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be "
-              "passed as a scalar)");
-  const int64_t itemsize = static_cast<int64_t>(t.itemsize());
-  const int64_t storage_elems = static_cast<int64_t>(t.storage().nbytes()) / itemsize;
-  void* data = const_cast<void*>(t.storage().data());
-  const aclDataType dtype = to_acl_dtype(t.scalar_type());
-  aclTensor* handle = aclCreateTensor(t.sizes().data(), t.dim(), dtype, t.strides().data(),
-                                      t.storage_offset(), ACL_FORMAT_ND, &storage_elems, 1, data);
-  TORCH_CHECK(handle != nullptr, "flagos: aclCreateTensor failed for ", api_, " argument ",
-              arg_name(position), ": ", aclGetRecentErrMsg());
-  owned_tensors_.push_back(handle);
-  tensors_.push_back({position, data, is_output});
-  sign(dtype);
-  sign(is_output);
+  sign(to_acl_dtype(t.scalar_type()));
+  sign(is_output_);
   sign(t.dim());
   for (int64_t size : t.sizes()) sign(size);
   for (int64_t stride : t.strides()) sign(stride);
   sign(t.storage_offset());
-  sign(storage_elems);
+  sign(storage_elements(t));
+  const TensorAddress address{const_cast<void*>(t.storage().data()), position_};
+  (is_output_ ? static_cast<c10::SmallVectorImpl<TensorAddress>&>(outputs_) : inputs_).push_back(address);
+  return 0;
+}
+
+int LaunchRecord::tensor_list(at::TensorList tensors) {
+  sign(kPresent);
+  sign(tensors.size());
+  for (const at::Tensor& t : tensors) tensor(t);
+  return 0;
+}
+
+int LaunchRecord::scalar(const c10::Scalar& s) {
+  TORCH_CHECK(!s.isComplex(), "flagos: ", api_, " takes no complex scalar");
+  sign(kPresent);
+  if (s.isBoolean()) {
+    sign(ACL_BOOL);
+    sign(s.toBool());
+  } else if (s.isIntegral(/*includeBool=*/false)) {
+    sign(ACL_INT64);
+    sign(s.toLong());
+  } else {
+    sign(ACL_DOUBLE);
+    sign(s.toDouble());
+  }
+  return 0;
+}
+
+int LaunchRecord::int_array(at::IntArrayRef values) {
+  sign(kPresent);
+  sign(values.size());
+  for (int64_t value : values) sign(value);
+  return 0;
+}
+
+int LaunchRecord::bool_array(const bool* values, size_t size) {
+  sign(kPresent);
+  sign(size);
+  for (size_t i = 0; i < size; ++i) sign(values[i]);
+  return 0;
+}
+
+int LaunchRecord::text(std::string_view value) {
+  sign(kPresent);
+  sign(value.size());
+  signature_.append(value.begin(), value.end());
+  return 0;
+}
+
+int LaunchRecord::dtype(at::ScalarType dtype) {
+  sign(to_acl_dtype(dtype));
+  return 0;
+}
+
+// ---- the argument objects ------------------------------------------------------
+
+BoundArgs::~BoundArgs() {
+  // A list owns its elements, so list elements are not in owned_tensors_.
+  for (const aclTensorList* list : owned_tensor_lists_) aclDestroyTensorList(list);
+  for (const aclTensor* tensor : owned_tensors_) aclDestroyTensor(tensor);
+  for (const aclScalar* scalar : owned_scalars_) aclDestroyScalar(scalar);
+  for (const aclIntArray* array : owned_int_arrays_) aclDestroyIntArray(array);
+  for (const aclBoolArray* array : owned_bool_arrays_) aclDestroyBoolArray(array);
+}
+
+aclTensor* BoundArgs::make_tensor(const at::Tensor& t) {
+  const int64_t storage_elems = storage_elements(t);
+  aclTensor* handle = aclCreateTensor(t.sizes().data(), static_cast<uint64_t>(t.dim()), to_acl_dtype(t.scalar_type()),
+                                      t.strides().data(), t.storage_offset(), ACL_FORMAT_ND, &storage_elems, 1,
+                                      const_cast<void*>(t.storage().data()));
+  TORCH_CHECK(handle != nullptr, "flagos: aclCreateTensor failed for ", record_->api(), " argument ",
+              record_->arg_name(position_), ": ", recent_error_message());
+  (is_output_ ? outputs_ : inputs_).push_back(handle);
   return handle;
 }
 
-aclScalar* LaunchArgs::scalar(const c10::Scalar& s) {
-  sign(kPresent);
+aclTensor* BoundArgs::tensor(const at::Tensor& t) {
+  aclTensor* handle = make_tensor(t);
+  owned_tensors_.push_back(handle);
+  return handle;
+}
+
+aclTensorList* BoundArgs::tensor_list(at::TensorList tensors) {
+  std::vector<const aclTensor*> elements;
+  elements.reserve(tensors.size());
+  try {
+    for (const at::Tensor& t : tensors) elements.push_back(make_tensor(t));
+  } catch (...) {
+    for (const aclTensor* element : elements) aclDestroyTensor(element);
+    throw;
+  }
+  aclTensorList* handle = aclCreateTensorList(elements.data(), elements.size());
+  if (handle == nullptr) {
+    for (const aclTensor* element : elements) aclDestroyTensor(element);
+    TORCH_CHECK(false, "flagos: aclCreateTensorList failed: ", recent_error_message());
+  }
+  owned_tensor_lists_.push_back(handle);  // the list owns its elements now
+  return handle;
+}
+
+aclScalar* BoundArgs::scalar(const c10::Scalar& s) {
   aclScalar* handle = nullptr;
   if (s.isBoolean()) {
     bool value = s.toBool();
-    sign(value);
     handle = aclCreateScalar(&value, ACL_BOOL);
   } else if (s.isIntegral(/*includeBool=*/false)) {
     int64_t value = s.toLong();
-    sign(value);
     handle = aclCreateScalar(&value, ACL_INT64);
   } else {
-    TORCH_CHECK(!s.isComplex(), "flagos: ", api_, " takes no complex scalar");
     double value = s.toDouble();
-    sign(value);
     handle = aclCreateScalar(&value, ACL_DOUBLE);
   }
-  TORCH_CHECK(handle != nullptr, "flagos: aclCreateScalar failed: ", aclGetRecentErrMsg());
+  TORCH_CHECK(handle != nullptr, "flagos: aclCreateScalar failed: ", recent_error_message());
   owned_scalars_.push_back(handle);
   return handle;
 }
 
-aclIntArray* LaunchArgs::int_array(at::IntArrayRef values) {
-  sign(kPresent);
-  sign(values.size());
-  for (int64_t value : values) sign(value);
+aclIntArray* BoundArgs::int_array(at::IntArrayRef values) {
   aclIntArray* handle = aclCreateIntArray(values.data(), values.size());
-  TORCH_CHECK(handle != nullptr, "flagos: aclCreateIntArray failed: ", aclGetRecentErrMsg());
+  TORCH_CHECK(handle != nullptr, "flagos: aclCreateIntArray failed: ", recent_error_message());
   owned_int_arrays_.push_back(handle);
   return handle;
 }
 
-aclBoolArray* LaunchArgs::bool_array(const bool* values, size_t size) {
-  sign(kPresent);
-  sign(size);
-  for (size_t i = 0; i < size; ++i) sign(values[i]);
+aclBoolArray* BoundArgs::bool_array(const bool* values, size_t size) {
   aclBoolArray* handle = aclCreateBoolArray(values, size);
-  TORCH_CHECK(handle != nullptr, "flagos: aclCreateBoolArray failed: ", aclGetRecentErrMsg());
+  TORCH_CHECK(handle != nullptr, "flagos: aclCreateBoolArray failed: ", recent_error_message());
   owned_bool_arrays_.push_back(handle);
   return handle;
 }
 
-char* LaunchArgs::text(std::string_view value) {
-  sign(kPresent);
-  sign(value.size());
-  signature_.append(value);
-  return owned_texts_.emplace_back(value).data();
-}
-
-aclTensorList* LaunchArgs::tensor_list(at::TensorList list, bool is_output) {
-  sign(kPresent);
-  sign(list.size());
-  std::vector<const aclTensor*> elements;
-  elements.reserve(list.size());
-  const size_t first_owned = owned_tensors_.size();
-  for (const at::Tensor& t : list) {
-    elements.push_back(tensor(t, is_output));
-  }
-  aclTensorList* handle = aclCreateTensorList(elements.data(), elements.size());
-  TORCH_CHECK(handle != nullptr, "flagos: aclCreateTensorList failed: ", aclGetRecentErrMsg());
-  owned_tensors_.resize(first_owned);  // the list owns its elements now
-  owned_tensor_lists_.push_back(handle);
-  return handle;
-}
+char* BoundArgs::text(std::string_view value) { return owned_texts_.emplace_back(value).data(); }
 
 // ---- executor cache --------------------------------------------------------
 
 namespace {
 
-struct CacheKey {
+// A fast hash of the key; the cache compares the full key on a hit.
+uint64_t hash_key(c10::DeviceIndex device, aclrtStream stream, const void* entry,
+                  const c10::SmallVectorImpl<uint8_t>& signature) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(device);
+  auto mix = [&h](uint64_t word) {
+    h ^= word;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  };
+  mix(reinterpret_cast<uintptr_t>(stream));
+  mix(reinterpret_cast<uintptr_t>(entry));
+  const uint8_t* bytes = signature.data();
+  size_t size = signature.size();
+  mix(size);
+  for (; size >= 8; bytes += 8, size -= 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes, 8);
+    mix(word);
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, bytes, size);
+  mix(tail);
+  return h;
+}
+
+struct CachedExecutor {
+  uint64_t hash;
   c10::DeviceIndex device;
   aclrtStream stream;
   const void* entry;
-  std::string signature;
-  bool operator==(const CacheKey& other) const {
-    return device == other.device && stream == other.stream && entry == other.entry &&
-           signature == other.signature;
-  }
-};
+  std::vector<uint8_t> signature;
+  aclOpExecutor* executor;
+  uint64_t workspace_size;
+  std::unique_ptr<BoundArgs> bound;  // the objects the executor was built with
 
-struct CacheKeyHash {
-  size_t operator()(const CacheKey& key) const {
-    return c10::get_hash(key.device, reinterpret_cast<uintptr_t>(key.stream),
-                         reinterpret_cast<uintptr_t>(key.entry), key.signature);
+  bool matches(c10::DeviceIndex d, aclrtStream s, const void* e, const c10::SmallVectorImpl<uint8_t>& sig) const {
+    return device == d && stream == s && entry == e && signature.size() == sig.size() &&
+           std::memcmp(signature.data(), sig.data(), sig.size()) == 0;
+  }
+  void destroy() {
+    aclDestroyAclOpExecutor(executor);  // first the executor, then the objects it uses
+    bound.reset();
   }
 };
 
 // Repeatable executors, most recently used first. One cache per thread: an
 // executor is rebound to new addresses before each launch, which two threads
-// must not do to one executor at once.
+// must not do to one executor at once. A hit allocates nothing.
 class ExecutorCache {
  public:
   static constexpr size_t kCapacity = 512;
 
-  struct Entry {
-    aclOpExecutor* executor;
-    uint64_t workspace_size;
-  };
-
   ~ExecutorCache() {
-    for (auto& [key, entry] : order_) aclDestroyAclOpExecutor(entry.executor);
+    for (CachedExecutor& entry : order_) entry.destroy();
   }
 
-  Entry* find(const CacheKey& key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return nullptr;
+  CachedExecutor* find(uint64_t hash, c10::DeviceIndex device, aclrtStream stream, const void* entry,
+                       const c10::SmallVectorImpl<uint8_t>& signature) {
+    auto it = index_.find(hash);
+    if (it == index_.end() || !it->second->matches(device, stream, entry, signature)) return nullptr;
     order_.splice(order_.begin(), order_, it->second);
-    return &it->second->second;
+    return &*it->second;
   }
 
-  void insert(CacheKey key, Entry entry) {
+  void insert(CachedExecutor entry) {
+    erase(entry.hash);  // a different key with the same hash: the newer one wins
     if (order_.size() >= kCapacity) {
-      auto& oldest = order_.back();
-      aclDestroyAclOpExecutor(oldest.second.executor);
-      index_.erase(oldest.first);
-      order_.pop_back();
+      erase(order_.back().hash);
       ++cache_evictions;
     }
-    order_.emplace_front(std::move(key), entry);
-    index_.emplace(order_.front().first, order_.begin());
+    order_.push_front(std::move(entry));
+    index_.emplace(order_.front().hash, order_.begin());
   }
 
-  void erase(const CacheKey& key) {
-    auto it = index_.find(key);
+  void erase(uint64_t hash) {
+    auto it = index_.find(hash);
     if (it == index_.end()) return;
-    aclDestroyAclOpExecutor(it->second->second.executor);
+    it->second->destroy();
     order_.erase(it->second);
     index_.erase(it);
   }
 
  private:
-  std::list<std::pair<CacheKey, Entry>> order_;
-  std::unordered_map<CacheKey, std::list<std::pair<CacheKey, Entry>>::iterator, CacheKeyHash> index_;
+  std::list<CachedExecutor> order_;
+  std::unordered_map<uint64_t, std::list<CachedExecutor>::iterator> index_;
 };
 
 thread_local ExecutorCache tls_executor_cache;
 
-void rebind(aclOpExecutor* executor, const LaunchArgs& args) {
-  size_t inputs = 0;
-  size_t outputs = 0;
-  for (const LaunchArgs::TensorArg& t : args.tensors()) {
-    const aclnnStatus status = t.is_output
-                                   ? aclSetOutputTensorAddr(executor, outputs++, nullptr, t.data)
-                                   : aclSetInputTensorAddr(executor, inputs++, nullptr, t.data);
-    TORCH_CHECK(status == ACLNN_SUCCESS, "flagos: ", args.api(), ": rebinding argument ",
-                args.arg_name(t.position), " of a cached executor failed with status ", status,
-                ": ", aclGetRecentErrMsg());
+// Points the cached executor's own aclTensor objects (the ones phase 1 was
+// given) at this launch's storage, in nnopbase's input and output numbering.
+void rebind(aclOpExecutor* executor, const BoundArgs& bound, const LaunchRecord& record) {
+  TORCH_INTERNAL_ASSERT(bound.inputs().size() == record.inputs().size() &&
+                        bound.outputs().size() == record.outputs().size());
+  for (size_t i = 0; i < record.inputs().size(); ++i) {
+    const aclnnStatus status = aclSetInputTensorAddr(executor, i, bound.inputs()[i], record.inputs()[i].data);
+    TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding input ",
+                record.arg_name(record.inputs()[i].position), " of a cached executor failed with status ", status,
+                ": ", recent_error_message());
+  }
+  for (size_t i = 0; i < record.outputs().size(); ++i) {
+    const aclnnStatus status = aclSetOutputTensorAddr(executor, i, bound.outputs()[i], record.outputs()[i].data);
+    TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding output ",
+                record.arg_name(record.outputs()[i].position), " of a cached executor failed with status ",
+                status, ": ", recent_error_message());
   }
 }
 
-void check_devices(const LaunchArgs& args, c10::DeviceIndex device) {
-  for (const LaunchArgs::TensorArg& t : args.tensors()) {
-    if (t.data == nullptr) continue;  // an empty tensor has no storage
-    const auto owner = device_of_pointer(t.data);
-    TORCH_CHECK(owner.has_value(), "flagos device check: ", args.api(), ": argument ",
-                args.arg_name(t.position), " is not flagos device memory");
-    TORCH_CHECK(*owner == device, "flagos device check: ", args.api(), ": argument ",
-                args.arg_name(t.position), " lives on flagos:", static_cast<int>(*owner),
-                " but the launch runs on flagos:", static_cast<int>(device));
+void check_devices(const LaunchRecord& record, c10::DeviceIndex device) {
+  for (const auto* tensors : {&record.inputs(), &record.outputs()}) {
+    for (const TensorAddress& t : *tensors) {
+      if (t.data == nullptr) continue;  // an empty tensor has no storage
+      const auto owner = device_of_pointer(t.data);
+      TORCH_CHECK(owner.has_value(), "flagos device check: ", record.api(), ": argument ",
+                  record.arg_name(t.position), " is not flagos device memory");
+      TORCH_CHECK(*owner == device, "flagos device check: ", record.api(), ": argument ",
+                  record.arg_name(t.position), " lives on flagos:", static_cast<int>(*owner),
+                  " but the launch runs on flagos:", static_cast<int>(device));
+    }
   }
 }
+
+// Destroys a phase-1 executor that will never reach phase 2 (phase 2 of a
+// non-repeatable executor destroys it).
+struct UnlaunchedExecutor {
+  aclOpExecutor* executor = nullptr;
+  ~UnlaunchedExecutor() {
+    if (executor != nullptr) aclDestroyAclOpExecutor(executor);
+  }
+};
 
 }  // namespace
 
-void run_two_phases(LaunchArgs& args, c10::DeviceIndex device, const void* entry_key,
-                    PhaseOneCall phase_one, PhaseTwoFn phase_two) {
+void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void* entry, PhaseOneCall phase_one,
+                PhaseTwoFn phase_two) {
   if (device_check_enabled()) {
-    check_devices(args, device);
+    check_devices(record, device);
   }
   aclrtStream stream = acl_stream(current_stream(device));
 
   const bool use_cache = executor_cache_enabled.load(std::memory_order_relaxed);
-  std::optional<CacheKey> key;
+  const uint64_t hash = use_cache ? hash_key(device, stream, entry, record.signature()) : 0;
   aclOpExecutor* executor = nullptr;
   uint64_t workspace_size = 0;
   bool cached = false;
+  std::unique_ptr<BoundArgs> bound;  // a miss's objects, until phase 2 has run or the cache keeps them
+  UnlaunchedExecutor unlaunched;
   if (use_cache) {
-    key = CacheKey{device, stream, entry_key, args.signature()};
-    if (ExecutorCache::Entry* hit = tls_executor_cache.find(*key)) {
+    if (CachedExecutor* hit = tls_executor_cache.find(hash, device, stream, entry, record.signature())) {
       ++cache_hits;
       executor = hit->executor;
       workspace_size = hit->workspace_size;
       cached = true;
-      rebind(executor, args);
+      rebind(executor, *hit->bound, record);
     } else {
       ++cache_misses;
     }
   }
   if (executor == nullptr) {
-    const aclnnStatus status = phase_one(&workspace_size, &executor);
-    TORCH_CHECK(status == ACLNN_SUCCESS, "flagos: ", args.api(), " failed at phase 1 (",
-                args.api(), "GetWorkspaceSize) on flagos:", static_cast<int>(device),
-                " with status ", status, ": ", aclGetRecentErrMsg());
-    if (use_cache && aclSetAclOpExecutorRepeatable(executor) == ACLNN_SUCCESS) {
-      tls_executor_cache.insert(*key, {executor, workspace_size});
+    bound = std::make_unique<BoundArgs>(record);
+    const aclnnStatus status = phase_one(*bound, &workspace_size, &executor);
+    TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), " failed at phase 1 (", record.api(),
+                "GetWorkspaceSize) on flagos:", static_cast<int>(device), " with status ", status, ": ",
+                recent_error_message());
+    if (use_cache && aclSetAclOpExecutorRepeatable(executor) == kAclnnSuccess) {
+      bound->detach();
+      tls_executor_cache.insert(CachedExecutor{hash, device, stream, entry,
+                                               std::vector<uint8_t>(record.signature().begin(),
+                                                                    record.signature().end()),
+                                               executor, workspace_size, std::move(bound)});
       cached = true;
+    } else {
+      unlaunched.executor = executor;
     }
   }
 
@@ -366,12 +468,13 @@ void run_two_phases(LaunchArgs& args, c10::DeviceIndex device, const void* entry
   if (workspace_size > 0) {
     workspace = allocate_on(device, workspace_size);
   }
+  unlaunched.executor = nullptr;  // phase 2 consumes a non-repeatable executor, whatever its outcome
   const aclnnStatus status = phase_two(workspace.get(), workspace_size, executor, stream);
-  if (status != ACLNN_SUCCESS) {
-    const std::string message = aclGetRecentErrMsg();
-    if (cached) tls_executor_cache.erase(*key);
-    TORCH_CHECK(false, "flagos: ", args.api(), " failed at phase 2 (launch) on flagos:",
-                static_cast<int>(device), " with status ", status, ": ", message);
+  if (status != kAclnnSuccess) {
+    const std::string message = recent_error_message();
+    if (cached) tls_executor_cache.erase(hash);
+    TORCH_CHECK(false, "flagos: ", record.api(), " failed at phase 2 (launch) on flagos:", static_cast<int>(device),
+                " with status ", status, ": ", message);
   }
 }
 

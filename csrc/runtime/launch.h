@@ -8,8 +8,10 @@
 // the launch (no runtime call when it already is), and the launch takes the
 // stream, the workspace and the cached executor of that device: never of
 // whatever device the thread happened to leave current. Entry points are
-// called through pointers of their exact prototypes (generated/aclnn_ops.h);
-// each argument is converted to the type of its parameter at compile time.
+// called through pointers of their exact prototypes
+// (generated/aclnn/<operator>.h, which the kernel includes); each argument is
+// converted to the type of its parameter at compile time, and whether the
+// operator writes it comes from the registry, not from its constness.
 #pragma once
 
 #include <ATen/core/IListRef.h>
@@ -17,10 +19,12 @@
 #include <c10/core/Scalar.h>
 #include <c10/util/ArrayRef.h>
 #include <c10/util/FunctionRef.h>
+#include <c10/util/SmallVector.h>
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -31,7 +35,6 @@
 #include <vector>
 
 #include "flagos/acl_api.h"
-#include "generated/aclnn_ops.h"
 #include "runtime/device.h"
 #include "runtime/opapi.h"
 
@@ -202,71 +205,136 @@ void set_executor_cache_enabled(bool enabled);
 
 aclDataType to_acl_dtype(at::ScalarType dtype);
 
-// The ACLNN arguments of one launch: owns the acl objects made from ATen
-// values, records the tensors for the sanitizer and the executor cache, and
-// builds the argument signature that keys the cache.
-class LaunchArgs {
+// A tensor argument's storage address (the start of its storage, as
+// aclCreateTensor and aclSetInputTensorAddr take it) and which launch
+// argument it came from.
+struct TensorAddress {
+  void* data;
+  int position;
+};
+
+// What a launch's arguments are, read without creating any ACLNN object:
+// the signature (everything a cached executor depends on besides tensor
+// addresses: dtypes, sizes, strides, offsets, scalar values, which optional
+// arguments are absent) and the tensor addresses in the order in which
+// nnopbase numbers an executor's inputs and outputs (argument order, list
+// elements one by one, absent optionals skipped). A cache hit needs nothing
+// more.
+class LaunchRecord {
  public:
-  LaunchArgs(const char* api, const char* arg_names) : api_(api), arg_names_(arg_names) {}
-  ~LaunchArgs();
-  LaunchArgs(const LaunchArgs&) = delete;
-  LaunchArgs& operator=(const LaunchArgs&) = delete;
+  LaunchRecord(const char* api, const char* arg_names) : api_(api), arg_names_(arg_names) {}
+  LaunchRecord(const LaunchRecord&) = delete;
+  LaunchRecord& operator=(const LaunchRecord&) = delete;
 
-  template <typename Param, typename Arg>
-  Param to(const Arg& arg);
+  template <typename Param, bool IsOutput, typename Arg>
+  void add(int position, const Arg& arg);
 
-  struct TensorArg {
-    int position;       // which launch argument
-    void* data;         // storage start
-    bool is_output;     // a non-const aclTensor* parameter
-  };
-  const std::vector<TensorArg>& tensors() const { return tensors_; }
-  const std::string& signature() const { return signature_; }
   const char* api() const { return api_; }
   // The source text of argument `position` (from the macro), for messages.
   std::string arg_name(int position) const;
+  const c10::SmallVectorImpl<TensorAddress>& inputs() const { return inputs_; }
+  const c10::SmallVectorImpl<TensorAddress>& outputs() const { return outputs_; }
+  const c10::SmallVectorImpl<uint8_t>& signature() const { return signature_; }
+
+  // The argument visitor (see visit_argument): signs each value.
+  int tensor(const at::Tensor& tensor);
+  int tensor_list(at::TensorList tensors);
+  int scalar(const c10::Scalar& scalar);
+  int int_array(at::IntArrayRef values);
+  int bool_array(const bool* values, size_t size);
+  int text(std::string_view value);
+  int dtype(at::ScalarType dtype);
+  template <typename T>
+  int number(T value) {
+    sign(value);
+    return 0;
+  }
+  int absent() {
+    sign(kAbsent);
+    return 0;
+  }
 
  private:
-  aclTensor* tensor(const at::Tensor& tensor, bool is_output);
-  aclScalar* scalar(const c10::Scalar& scalar);
-  aclIntArray* int_array(at::IntArrayRef values);
-  aclBoolArray* bool_array(const bool* values, size_t size);
-  aclTensorList* tensor_list(at::TensorList tensors, bool is_output);
-  char* text(std::string_view value);
   template <typename T>
   void sign(const T& value) {
-    signature_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
+    signature_.append(bytes, bytes + sizeof(value));
   }
   // Every pointer argument's signature starts with a presence tag, so that
   // clamp(x, min) and clamp(x, max=...) never share a cached executor.
   static constexpr uint8_t kAbsent = 0;
   static constexpr uint8_t kPresent = 1;
-  template <typename Param>
-  Param absent() {
-    sign(kAbsent);
-    return nullptr;
-  }
 
   const char* api_;
   const char* arg_names_;
   int position_ = 0;
-  std::vector<TensorArg> tensors_;
-  std::string signature_;
-  std::vector<const aclTensor*> owned_tensors_;
+  bool is_output_ = false;
+  c10::SmallVector<TensorAddress, 8> inputs_;
+  c10::SmallVector<TensorAddress, 4> outputs_;
+  c10::SmallVector<uint8_t, 512> signature_;
+};
+
+// The ACLNN argument objects (aclCreateTensor & co.) of one phase 1. They
+// are made only when phase 1 runs: on a cache miss. nnopbase's executors use
+// the very aclTensor objects they were built with, and rebinding a cached
+// executor updates those objects' addresses, so a cached executor keeps its
+// BoundArgs alive until it is destroyed.
+class BoundArgs {
+ public:
+  explicit BoundArgs(const LaunchRecord& record) : record_(&record) {}
+  ~BoundArgs();
+  BoundArgs(const BoundArgs&) = delete;
+  BoundArgs& operator=(const BoundArgs&) = delete;
+
+  template <typename Param, bool IsOutput, typename Arg>
+  Param to(int position, const Arg& arg);
+
+  // The tensor handles in the executor's input and output order.
+  const std::vector<aclTensor*>& inputs() const { return inputs_; }
+  const std::vector<aclTensor*>& outputs() const { return outputs_; }
+  // Forgets the record: a cached BoundArgs outlives the launch that made it.
+  void detach() { record_ = nullptr; }
+
+  // The argument visitor (see visit_argument): makes each object.
+  aclTensor* tensor(const at::Tensor& tensor);
+  aclTensorList* tensor_list(at::TensorList tensors);
+  aclScalar* scalar(const c10::Scalar& scalar);
+  aclIntArray* int_array(at::IntArrayRef values);
+  aclBoolArray* bool_array(const bool* values, size_t size);
+  char* text(std::string_view value);
+  aclDataType dtype(at::ScalarType dtype) { return to_acl_dtype(dtype); }
+  template <typename T>
+  T number(T value) {
+    return value;
+  }
+  std::nullptr_t absent() { return nullptr; }
+
+ private:
+  aclTensor* make_tensor(const at::Tensor& tensor);
+
+  const LaunchRecord* record_;
+  int position_ = 0;
+  bool is_output_ = false;
+  std::vector<aclTensor*> inputs_;
+  std::vector<aclTensor*> outputs_;
+  std::vector<const aclTensor*> owned_tensors_;  // not list elements: a list owns those
+  std::vector<const aclTensorList*> owned_tensor_lists_;
   std::vector<const aclScalar*> owned_scalars_;
   std::vector<const aclIntArray*> owned_int_arrays_;
   std::vector<const aclBoolArray*> owned_bool_arrays_;
-  std::vector<const aclTensorList*> owned_tensor_lists_;
   std::deque<std::string> owned_texts_;  // a deque keeps each string's address
 };
 
 using PhaseTwoFn = aclnnStatus (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
-using PhaseOneCall = c10::function_ref<aclnnStatus(uint64_t*, aclOpExecutor**)>;
+using PhaseOneCall = c10::function_ref<aclnnStatus(BoundArgs&, uint64_t*, aclOpExecutor**)>;
 
-// Runs both phases on `device` (the guarded current device): executor cache,
-// workspace on that device, that device's current stream, sanitizer, errors.
-void run_two_phases(LaunchArgs& args, c10::DeviceIndex device, const void* entry_key,
-                    PhaseOneCall phase_one, PhaseTwoFn phase_two);
+// Runs a recorded launch on `device` (the guarded current device): the
+// sanitizer, the executor cache (a hit rebinds the cached executor's own
+// aclTensor objects to this launch's addresses; a miss runs `phase_one`),
+// the workspace on that device, phase 2 on that device's current stream, and
+// the errors. `entry` identifies the operator in the cache key.
+void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void* entry,
+                PhaseOneCall phase_one, PhaseTwoFn phase_two);
 
 namespace detail {
 
@@ -287,118 +355,130 @@ struct PhaseOneParams<aclnnStatus (*)(All...)> {
                 "a phase-1 ACLNN entry point ends with (uint64_t*, aclOpExecutor**)");
 };
 
-}  // namespace detail
+template <typename Param>
+inline constexpr bool is_tensor_param = std::is_same_v<Param, const aclTensor*> || std::is_same_v<Param, aclTensor*>;
+template <typename Param>
+inline constexpr bool is_tensor_list_param =
+    std::is_same_v<Param, const aclTensorList*> || std::is_same_v<Param, aclTensorList*>;
 
-// An ACLNN operator's two entry points, resolved once from the operator
-// library and kept as pointers of their exact types.
-template <typename PhaseOne, typename PhaseTwo>
-class OpApi {
-  static_assert(std::is_same_v<PhaseTwo, PhaseTwoFn>,
-                "a phase-2 ACLNN entry point is (void*, uint64_t, aclOpExecutor*, aclrtStream)");
-
- public:
-  explicit OpApi(const char* name)
-      : name_(name),
-        phase_one_(reinterpret_cast<PhaseOne>(opapi_symbol((std::string(name) + "GetWorkspaceSize").c_str()))),
-        phase_two_(reinterpret_cast<PhaseTwo>(opapi_symbol(name))) {}
-
-  const char* name() const { return name_; }
-  PhaseOne phase_one() const { return phase_one_; }
-  PhaseTwo phase_two() const { return phase_two_; }
-
- private:
-  const char* name_;
-  PhaseOne phase_one_;
-  PhaseTwo phase_two_;
-};
-
-template <typename PhaseOne, typename PhaseTwo, typename... Args, size_t... I>
-void launch_with(const OpApi<PhaseOne, PhaseTwo>& api, c10::DeviceIndex device,
-                 const char* arg_names, std::index_sequence<I...>, const Args&... args) {
-  using Params = detail::PhaseOneParams<PhaseOne>;
-  LaunchArgs launch_args(api.name(), arg_names);
-  // Braced initialization converts the arguments left to right, which fixes
-  // the input/output numbering of the executor.
-  const std::tuple<typename Params::template param<I>...> converted{
-      launch_args.template to<typename Params::template param<I>>(args)...};
-  const PhaseOne phase_one = api.phase_one();
-  run_two_phases(
-      launch_args, device, reinterpret_cast<const void*>(phase_one),
-      [&](uint64_t* workspace_size, aclOpExecutor** executor) {
-        return phase_one(std::get<I>(converted)..., workspace_size, executor);
-      },
-      api.phase_two());
-}
-
-template <typename PhaseOne, typename PhaseTwo, typename... Args>
-void launch(const OpApi<PhaseOne, PhaseTwo>& api, c10::DeviceIndex device, const char* arg_names,
-            const Args&... args) {
-  static_assert(detail::PhaseOneParams<PhaseOne>::count == sizeof...(Args),
-                "the launch passes a different number of arguments than the ACLNN prototype has");
-  launch_with(api, device, arg_names, std::index_sequence_for<Args...>{}, args...);
-}
-
-// ---- argument conversion -----------------------------------------------
-
-template <typename Param, typename Arg>
-Param LaunchArgs::to(const Arg& arg) {
+// Hands one ATen value to the visitor method that fits the ACLNN parameter
+// type `Param` (a static_assert names what does not fit). LaunchRecord and
+// BoundArgs are the two visitors: one signs the value, one makes its object.
+template <typename Param, typename Visitor, typename Arg>
+auto visit_argument(Visitor& v, const Arg& arg) {
   using A = std::decay_t<Arg>;
-  const int position = position_++;
-  (void)position;
-  if constexpr (std::is_same_v<Param, const aclTensor*> || std::is_same_v<Param, aclTensor*>) {
-    constexpr bool is_output = std::is_same_v<Param, aclTensor*>;
+  if constexpr (is_tensor_param<Param>) {
     if constexpr (std::is_same_v<A, at::Tensor>) {
-      return arg.defined() ? tensor(arg, is_output) : absent<Param>();
+      return arg.defined() ? v.tensor(arg) : v.absent();
     } else if constexpr (std::is_same_v<A, std::optional<at::Tensor>>) {
-      return arg.has_value() && arg->defined() ? tensor(*arg, is_output) : absent<Param>();
+      return arg.has_value() && arg->defined() ? v.tensor(*arg) : v.absent();
     } else {
-      static_assert(detail::always_false<A>,
-                    "an aclTensor parameter takes at::Tensor or std::optional<at::Tensor>");
+      static_assert(always_false<A>, "an aclTensor parameter takes at::Tensor or std::optional<at::Tensor>");
     }
   } else if constexpr (std::is_same_v<Param, const aclScalar*>) {
     if constexpr (std::is_same_v<A, c10::Scalar> || std::is_arithmetic_v<A>) {
-      return scalar(c10::Scalar(arg));
+      return v.scalar(c10::Scalar(arg));
     } else if constexpr (std::is_same_v<A, std::optional<c10::Scalar>>) {
-      return arg.has_value() ? scalar(*arg) : absent<Param>();
+      return arg.has_value() ? v.scalar(*arg) : v.absent();
     } else {
-      static_assert(detail::always_false<A>, "an aclScalar parameter takes a c10::Scalar");
+      static_assert(always_false<A>, "an aclScalar parameter takes a c10::Scalar");
     }
   } else if constexpr (std::is_same_v<Param, const aclIntArray*>) {
     if constexpr (std::is_same_v<A, at::IntArrayRef> || std::is_same_v<A, std::vector<int64_t>>) {
-      return int_array(arg);
+      return v.int_array(arg);
     } else if constexpr (std::is_same_v<A, at::OptionalIntArrayRef>) {
-      return arg.has_value() ? int_array(*arg) : absent<Param>();
+      return arg.has_value() ? v.int_array(*arg) : v.absent();
     } else {
-      static_assert(detail::always_false<A>, "an aclIntArray parameter takes at::IntArrayRef");
+      static_assert(always_false<A>, "an aclIntArray parameter takes at::IntArrayRef");
     }
   } else if constexpr (std::is_same_v<Param, const aclBoolArray*>) {
     // bool[N] of a schema (output_mask) arrives as std::array<bool, N>.
     static_assert(std::is_same_v<typename A::value_type, bool>, "an aclBoolArray parameter takes std::array<bool, N>");
-    return bool_array(arg.data(), arg.size());
-  } else if constexpr (std::is_same_v<Param, const aclTensorList*> ||
-                       std::is_same_v<Param, aclTensorList*>) {
-    constexpr bool is_output = std::is_same_v<Param, aclTensorList*>;
+    return v.bool_array(arg.data(), arg.size());
+  } else if constexpr (is_tensor_list_param<Param>) {
     if constexpr (std::is_same_v<A, at::TensorList> || std::is_same_v<A, std::vector<at::Tensor>>) {
-      return tensor_list(arg, is_output);
+      return v.tensor_list(arg);
     } else {
-      static_assert(detail::always_false<A>, "an aclTensorList parameter takes at::TensorList");
+      static_assert(always_false<A>, "an aclTensorList parameter takes at::TensorList");
     }
   } else if constexpr (std::is_same_v<Param, char*>) {
     static_assert(std::is_convertible_v<A, std::string_view>, "a char* parameter takes a string");
-    return text(std::string_view(arg));
-  } else if constexpr (std::is_same_v<Param, aclDataType>) {
+    return v.text(std::string_view(arg));
+  } else if constexpr (std::is_same_v<std::remove_const_t<Param>, aclDataType>) {
     static_assert(std::is_same_v<A, at::ScalarType>, "an aclDataType parameter takes at::ScalarType");
-    const aclDataType dtype = to_acl_dtype(arg);
-    sign(dtype);
-    return dtype;
+    return v.dtype(arg);
   } else if constexpr (std::is_arithmetic_v<Param>) {
     static_assert(std::is_arithmetic_v<A>, "an arithmetic parameter takes an arithmetic value");
-    const Param value = static_cast<Param>(arg);
-    sign(value);
-    return value;
+    return v.number(static_cast<std::remove_const_t<Param>>(arg));
   } else {
-    static_assert(detail::always_false<Param>, "no conversion to this ACLNN parameter type");
+    static_assert(always_false<Param>, "no conversion to this ACLNN parameter type");
   }
+}
+
+}  // namespace detail
+
+template <typename Param, bool IsOutput, typename Arg>
+void LaunchRecord::add(int position, const Arg& arg) {
+  position_ = position;
+  is_output_ = IsOutput;
+  detail::visit_argument<Param>(*this, arg);
+}
+
+template <typename Param, bool IsOutput, typename Arg>
+Param BoundArgs::to(int position, const Arg& arg) {
+  position_ = position;
+  is_output_ = IsOutput;
+  return static_cast<Param>(detail::visit_argument<Param>(*this, arg));
+}
+
+// An ACLNN operator's two entry points, resolved once from the operator
+// library and kept as pointers of their exact types. `Op` is the operator's
+// traits (generated/aclnn/<operator>.h).
+template <typename Op>
+class OpApi {
+ public:
+  using PhaseOne = typename Op::PhaseOne;
+
+  static const OpApi& get() {
+    static const OpApi api;
+    return api;
+  }
+  PhaseOne phase_one() const { return phase_one_; }
+  PhaseTwoFn phase_two() const { return phase_two_; }
+
+ private:
+  OpApi()
+      : phase_one_(reinterpret_cast<PhaseOne>(opapi_symbol((std::string(Op::name) + "GetWorkspaceSize").c_str()))),
+        phase_two_(reinterpret_cast<PhaseTwoFn>(opapi_symbol(Op::name))) {}
+
+  PhaseOne phase_one_;
+  PhaseTwoFn phase_two_;
+};
+
+template <typename Op, typename... Args, size_t... I>
+void launch_with(c10::DeviceIndex device, const char* arg_names, std::index_sequence<I...>, const Args&... args) {
+  using Params = detail::PhaseOneParams<typename Op::PhaseOne>;
+  const OpApi<Op>& api = OpApi<Op>::get();
+  LaunchRecord record(Op::name, arg_names);
+  // A fold over the comma operator runs left to right: the record lists the
+  // tensors in the executor's order.
+  (record.template add<typename Params::template param<I>, ((Op::output_mask >> I) & 1) != 0>(I, args), ...);
+  run_launch(
+      record, device, reinterpret_cast<const void*>(api.phase_one()),
+      [&](BoundArgs& bound, uint64_t* workspace_size, aclOpExecutor** executor) {
+        // Braced initialization converts left to right, in the same order.
+        const std::tuple<typename Params::template param<I>...> converted{
+            bound.template to<typename Params::template param<I>, ((Op::output_mask >> I) & 1) != 0>(I, args)...};
+        return api.phase_one()(std::get<I>(converted)..., workspace_size, executor);
+      },
+      api.phase_two());
+}
+
+template <typename Op, typename... Args>
+void launch(c10::DeviceIndex device, const char* arg_names, const Args&... args) {
+  static_assert(detail::PhaseOneParams<typename Op::PhaseOne>::count == sizeof...(Args),
+                "the launch passes a different number of arguments than the ACLNN prototype has");
+  launch_with<Op>(device, arg_names, std::index_sequence_for<Args...>{}, args...);
 }
 
 }  // namespace flagos
@@ -406,11 +486,10 @@ Param LaunchArgs::to(const Arg& arg) {
 // Guards on `device_source` (a LaunchDevice, tensor, tensor list or device),
 // then launches `aclnn_api` with the remaining arguments in prototype order.
 // The one way a kernel launches an ACLNN operator; `python -m codegen --check`
-// rejects handwritten launches that bypass it.
-#define FLAGOS_GUARDED_LAUNCH(device_source, aclnn_api, ...)                                  \
-  do {                                                                                        \
-    static const ::flagos::OpApi<decltype(&aclnn_api##GetWorkspaceSize), decltype(&aclnn_api)> \
-        flagos_op_api_(#aclnn_api);                                                           \
-    const ::flagos::LaunchGuard flagos_launch_guard_(::flagos::launch_device_of(device_source)); \
-    ::flagos::launch(flagos_op_api_, flagos_launch_guard_.device(), #__VA_ARGS__, __VA_ARGS__); \
+// rejects handwritten launches that bypass it. The kernel includes
+// "generated/aclnn/<aclnn_api>.h".
+#define FLAGOS_GUARDED_LAUNCH(device_source, aclnn_api, ...)                                      \
+  do {                                                                                            \
+    const ::flagos::LaunchGuard flagos_launch_guard_(::flagos::launch_device_of(device_source));   \
+    ::flagos::launch<::flagos::aclnn::aclnn_api>(flagos_launch_guard_.device(), #__VA_ARGS__, __VA_ARGS__); \
   } while (false)

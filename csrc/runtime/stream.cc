@@ -38,7 +38,7 @@ aclrtStream create_on(c10::DeviceIndex device) {
   set_device(previous);
   TORCH_CHECK(status == ACL_SUCCESS, "flagos: creating a stream on flagos:",
               static_cast<int>(device), " failed with ACL error ", status, ": ",
-              aclGetRecentErrMsg());
+              recent_error_message());
   return handle;
 }
 

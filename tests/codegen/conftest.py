@@ -72,11 +72,14 @@ class Workspace:
         raise AssertionError(f"{needle!r} not in {relative}")
 
     def outputs(self) -> dict[str, bytes]:
+        """Every generated file, by its path relative to csrc/generated ("aclnn/aclnnAdd.h")."""
         files = {}
-        for name in sorted(os.listdir(self.out_dir)):
-            with open(os.path.join(self.out_dir, name), "rb") as handle:
-                files[name] = handle.read()
-        return files
+        for folder, _, names in os.walk(self.out_dir):
+            for name in names:
+                path = os.path.join(folder, name)
+                with open(path, "rb") as handle:
+                    files[os.path.relpath(path, self.out_dir).replace(os.sep, "/")] = handle.read()
+        return dict(sorted(files.items()))
 
 
 @pytest.fixture

@@ -55,7 +55,26 @@ CASES = {
                              "aclnnNeg(self)", "neg", "aclnnNeg takes 2 argument(s), the launch passes 1"),
     "input onto an output parameter": (
         "yaml/ops/unary.yaml", NEG, NEG.replace("aclnnNeg(self, out)", "aclnnNeg(self, self)"),
-        "aclnnNeg(self, self)", "neg", "is an input but `aclTensor*` is an output parameter"),
+        "aclnnNeg(self, self)", "neg", "is an input but the operator writes this parameter"),
+    "prototype without source": (
+        "yaml/aclnn.yaml", "  source: hicann/ops-math/math/neg/op_api/aclnn_neg.h\n", "",
+        "aclnnNeg:", None, "aclnnNeg: `source` must name the CANN header or doc that declares it"),
+    "prototype source outside CANN": (
+        "yaml/aclnn.yaml", "source: hicann/ops-math/math/neg/op_api/aclnn_neg.h",
+        "source: somewhere/aclnn_neg.h", "source: somewhere", None, "`source` must name the CANN header"),
+    "output that is not a tensor parameter": (
+        "yaml/aclnn.yaml", "  params: [const aclTensor* self, const aclScalar* other, const aclScalar* alpha, "
+        "aclTensor* out]\n  outputs: [out]", "  params: [const aclTensor* self, const aclScalar* other, "
+        "const aclScalar* alpha, aclTensor* out]\n  outputs: [alpha]",
+        "outputs: [alpha]", None, "aclnnAdds: output `alpha` is not a tensor parameter"),
+    "prototype without outputs": (
+        "yaml/aclnn.yaml", "  params: [const aclTensor* self, aclTensor* out]\n  outputs: [out]\naclnnExp:",
+        "  params: [const aclTensor* self, aclTensor* out]\naclnnExp:",
+        "aclnnNeg:", None, "aclnnNeg: `outputs` must list the parameters the operator writes"),
+    "unknown prototype key": (
+        "yaml/aclnn.yaml", "  source: hicann/ops-math/math/neg/op_api/aclnn_neg.h\n",
+        "  source: hicann/ops-math/math/neg/op_api/aclnn_neg.h\n  direction: out\n",
+        "direction: out", None, "unknown key `direction`"),
     "unknown rule": ("yaml/ops/unary.yaml", NEG, NEG.replace("size: self", "size: broadcast(self)"),
                      "size: broadcast(self)", "neg", "takes 2 argument(s), not 1"),
 }
@@ -100,8 +119,8 @@ def test_handwritten_and_generated(ws):
 def test_all_errors_at_once(ws):
     ws.edit("yaml/ops/unary.yaml", NEG, NEG.replace("guard: first-tensor", "guard: none"))
     ws.edit("yaml/ops/factory.yaml", "- op: zeros", "- op: zeroes")
-    ws.edit("yaml/aclnn.yaml", "aclnnAbs: [const aclTensor* self, aclTensor* out]",
-            "aclnnAbs: [const aclTensr* self, aclTensor* out]")
+    ws.edit("yaml/aclnn.yaml", "params: [const aclTensor* self, aclTensor* out]\n  outputs: [out]\naclnnNeg:",
+            "params: [const aclTensr* self, aclTensor* out]\n  outputs: [out]\naclnnNeg:")
     run = ws.run()
     assert run.code == 2
     assert "problem(s)" in run.err

@@ -8,15 +8,29 @@ from codegen.exprs import ExprError, Scope, parse_expr, render_launch_arg, rende
 from codegen.schemas import aten_schemas
 
 
-def launch_arg(op: str, text: str, ctype: str, allocated_out: bool = True) -> str:
+def launch_arg(op: str, text: str, ctype: str, allocated_out: bool = True, is_output: bool = False) -> str:
     scope = Scope(aten_schemas().get(op), allocated_out)
-    return render_launch_arg(parse_expr(text), scope, ctype, set())
+    return render_launch_arg(parse_expr(text), scope, ctype, is_output, set())
+
+
+# Whether a parameter is written comes from the registry's `outputs:`, not
+# from its constness: CANN declares aclnnRelu's `out` a `const aclTensor*`.
+@pytest.mark.parametrize("op,text,ctype,is_output,cpp", [
+    ("add.Tensor", "out", "aclTensor*", True, "out"),
+    ("add.Tensor", "out", "const aclTensor*", True, "out"),
+    ("add_.Tensor", "self", "aclTensor*", True, "self"),
+    ("add_.Tensor", "self", "const aclTensor*", True, "self"),
+    ("addmm", "0", "const int8_t", False, "int8_t{0}"),
+    ("_softmax", "dim", "const int64_t", False, "dim"),
+    ("sum.dim_IntList", "dtype or scalar_type(self)", "const aclDataType", False,
+     "dtype.value_or(self.scalar_type())"),
+])
+def test_fits_outputs_and_by_value_const(op, text, ctype, is_output, cpp):
+    assert launch_arg(op, text, ctype, is_output=is_output) == cpp
 
 
 @pytest.mark.parametrize("op,text,ctype,cpp", [
     ("add.Tensor", "self", "const aclTensor*", "self"),
-    ("add.Tensor", "out", "aclTensor*", "out"),
-    ("add_.Tensor", "self", "aclTensor*", "self"),
     ("add.Tensor", "alpha", "const aclScalar*", "alpha"),
     ("add.Tensor", "item(other)", "const aclScalar*", "other.item()"),
     ("add.Tensor", "1", "const aclScalar*", "at::Scalar(int64_t{1})"),
@@ -41,7 +55,6 @@ def test_fits(op, text, ctype, cpp):
 @pytest.mark.parametrize("op,text,ctype,message", [
     ("mul.Scalar", "other", "const aclTensor*", "`other` is a Scalar but the parameter is `const aclTensor*`"),
     ("add.Tensor", "other", "const aclScalar*", "`other` is a Tensor but the parameter is `const aclScalar*`"),
-    ("add.Tensor", "self", "aclTensor*", "`self` is an input but `aclTensor*` is an output parameter"),
     ("add.Tensor", "out", "const aclTensor*", "the allocated `out` is passed to an input parameter"),
     ("sum.dim_IntList", "dtype", "aclDataType", "`dtype` is an optional ScalarType"),
     ("add.Tensor", "input", "const aclTensor*", "`input` is not an argument of add.Tensor"),
@@ -52,6 +65,13 @@ def test_does_not_fit(op, text, ctype, message):
     with pytest.raises(ExprError) as error:
         launch_arg(op, text, ctype)
     assert message in error.value.message
+
+
+@pytest.mark.parametrize("ctype", ["aclTensor*", "const aclTensor*"])
+def test_an_input_onto_an_output_fails_whatever_the_constness(ctype):
+    with pytest.raises(ExprError) as error:
+        launch_arg("add.Tensor", "self", ctype, is_output=True)
+    assert "`self` is an input but the operator writes this parameter" in error.value.message
 
 
 @pytest.mark.parametrize("op,role,text,cpp", [

@@ -18,7 +18,10 @@ def test_outputs(ws):
     run = ws.run()
     assert run.code == 0, run.err
     files = ws.outputs()
-    assert sorted(files) == sorted(["aclnn_ops.h", "kernel_support.h"] + [shard_file(i) for i in range(SHARDS)])
+    prototypes = [name for name in files if name.startswith("aclnn/")]
+    assert len(prototypes) > 100 and all(name.endswith(".h") for name in prototypes)
+    assert sorted(set(files) - set(prototypes)) == sorted(
+        ["aclnn_ops.h", "kernel_support.h"] + [shard_file(i) for i in range(SHARDS)])
     for name, data in files.items():
         text = data.decode()
         assert text.startswith(HEADER) and "; do not edit\n" in text.splitlines(keepends=True)[0], name
@@ -36,25 +39,32 @@ def test_ops_land_in_their_shard(ws):
         assert f'm.impl("{op}",' in shard
 
 
-def test_aclnn_header_keeps_the_bootstrap_prototypes(ws):
-    """The backend and the simulator compiled against the hand-written bootstrap header."""
+def test_aclnn_headers_declare_cann_prototypes_and_directions(ws):
+    """One header per operator: CANN's prototype exactly, its source, and what the operator writes."""
     assert ws.run().code == 0
-    header = ws.read("csrc", "generated", "aclnn_ops.h")
-    assert '#include "flagos/acl_api.h"' in header and 'extern "C" {' in header
-    for line in (
-        "aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, "
-        "aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);",
-        "aclnnStatus aclnnAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);",
-        "aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, "
-        "uint64_t* workspaceSize, aclOpExecutor** executor);",
-        "aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, "
-        "uint64_t* workspaceSize, aclOpExecutor** executor);",
-        "aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, "
-        "uint64_t* workspaceSize, aclOpExecutor** executor);",
-        "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, "
-        "aclOpExecutor** executor);",
-    ):
-        assert line in header
+    relu = ws.read("csrc", "generated", "aclnn", "aclnnRelu.h")
+    assert '#include "flagos/acl_api.h"' in relu and 'extern "C" {' in relu
+    assert "hicann/ops-nn/activation/relu/op_api/aclnn_relu.h" in relu
+    # CANN declares Relu's out const; the registry says it is written.
+    assert ("aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, const aclTensor* out, "
+            "uint64_t* workspaceSize, aclOpExecutor** executor);") in relu
+    assert "aclnnStatus aclnnRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);" in relu
+    assert "static constexpr uint64_t output_mask = 0x2;" in relu
+    assert 'static constexpr const char* const outputs[] = {"out"};' in relu
+    var_mean = ws.read("csrc", "generated", "aclnn", "aclnnVarMean.h")
+    assert "aclTensor* varOut, aclTensor* meanOut, uint64_t* workspaceSize" in var_mean
+    assert 'outputs[] = {"varOut", "meanOut"};' in var_mean
+    umbrella = ws.read("csrc", "generated", "aclnn_ops.h")
+    assert '#include "aclnn/aclnnRelu.h"' in umbrella and "X(aclnnRelu)" in umbrella
+
+
+def test_shards_include_only_the_operators_they_launch(ws):
+    assert ws.run().code == 0
+    shard = ws.read("csrc", "generated", shard_file(shard_of("add.Tensor")))
+    assert '#include "generated/aclnn/aclnnAdd.h"' in shard
+    assert '#include "generated/aclnn_ops.h"' not in shard
+    included = [line for line in shard.splitlines() if line.startswith('#include "generated/aclnn/')]
+    assert 0 < len(included) < 60
 
 
 def test_deterministic(ws, tmp_path):
@@ -62,7 +72,7 @@ def test_deterministic(ws, tmp_path):
     first = ws.outputs()
     other = tmp_path / "second"
     assert ws.run("--out-dir", str(other)).code == 0
-    second = {name: (other / name).read_bytes() for name in sorted(os.listdir(other))}
+    second = {str(path.relative_to(other)): path.read_bytes() for path in sorted(other.rglob("*")) if path.is_file()}
     assert first == second
 
 

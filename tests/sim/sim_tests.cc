@@ -536,19 +536,63 @@ TEST(arguments_are_created_and_destroyed) {
   CHECK_EQ(aclDestroyBoolArray(nullptr), ACLNN_SUCCESS);
   CHECK_EQ(aclDestroyTensorList(nullptr), ACLNN_SUCCESS);
   CHECK_EQ(aclDestroyScalarList(nullptr), ACLNN_SUCCESS);
-  CHECK_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_INNER_NULLPTR);
+  CHECK_ERR_HAS("aclDestroyAclOpExecutor", "nullptr");
+  CHECK_EQ(stat("live_arguments"), live);
+}
 
+// nnopbase's creation checks almost nothing (operators check at phase 1):
+// only missing dimension arrays, a missing scalar value and a scalar dtype
+// it cannot hold fail.
+TEST(creation_accepts_what_nnopbase_accepts) {
+  const int64_t live = stat("live_arguments");
+  int64_t dims[] = {2, 3}, strides[] = {3, 1}, negative[] = {2, -1};
+  float f = 1.5f;
   CHECK(aclCreateTensor(nullptr, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 2, nullptr) == nullptr);
-  CHECK_ERR_HAS("aclCreateTensor", "viewDims");
-  CHECK(aclCreateTensor(dims, 2, static_cast<aclDataType>(99), strides, 0, ACL_FORMAT_ND, dims, 2, nullptr) == nullptr);
-  CHECK_ERR_HAS("dataType 99");
-  int64_t negative[] = {2, -1};
-  CHECK(aclCreateTensor(negative, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 2, nullptr) == nullptr);
+  CHECK(aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, nullptr, 1, nullptr) == nullptr);
   CHECK(aclCreateScalar(nullptr, ACL_FLOAT) == nullptr);
   CHECK(aclCreateScalar(&f, static_cast<aclDataType>(55)) == nullptr);
-  CHECK(aclCreateIntArray(nullptr, 3) == nullptr);
-  CHECK(aclCreateTensorList(nullptr, 1) == nullptr);
+  CHECK_ERR_HAS("aclCreateScalar", "dataType 55");
   CHECK_EQ(stat("live_arguments"), live);
+
+  aclTensor* oddDtype = aclCreateTensor(dims, 2, static_cast<aclDataType>(99), strides, 0, ACL_FORMAT_ND, dims, 2,
+                                        nullptr);
+  aclTensor* negativeDims = aclCreateTensor(negative, 2, ACL_FLOAT, strides, -4, ACL_FORMAT_ND, dims, 2, nullptr);
+  aclTensor* noStrides = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims, 2, nullptr);
+  aclTensor* scalarShape = aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, nullptr);
+  aclIntArray* emptyInts = aclCreateIntArray(nullptr, 3);  // a null value makes an empty array
+  aclTensorList* emptyList = aclCreateTensorList(nullptr, 1);
+  CHECK(oddDtype && negativeDims && noStrides && scalarShape && emptyInts && emptyList);
+  CHECK_EQ(stat("live_arguments"), live + 6);
+
+  // A null stride means contiguous: a (2, 3) view of a 6-element storage.
+  setDevice(0);
+  {
+    DevTensor storage(0, {6}), copy(0, {2, 3});
+    storage.write<float>({0, 1, 2, 3, 4, 5});
+    aclTensor* contiguous = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims, 2, storage.data());
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    CHECK_EQ(aclnnInplaceCopyGetWorkspaceSize(copy.get(), contiguous, &ws, &e), ACLNN_SUCCESS);
+    CHECK_EQ(launch(aclnnInplaceCopy, ws, e), ACLNN_SUCCESS);
+    CHECK_VALUES(copy.read<float>(), 0, 1, 2, 3, 4, 5);
+    // ... and the operators reject at phase 1 what creation let through.
+    CHECK_EQ(aclnnInplaceCopyGetWorkspaceSize(copy.get(), negativeDims, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_ERR_HAS("aclnnInplaceCopy", "argument 'src'", "size -1");
+    CHECK_EQ(aclnnInplaceCopyGetWorkspaceSize(copy.get(), oddDtype, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_ERR_HAS("aclnnInplaceCopy", "argument 'src'");
+    aclDestroyTensor(contiguous);
+  }
+
+  for (aclTensor* t : {oddDtype, negativeDims, noStrides, scalarShape}) aclDestroyTensor(t);
+  aclDestroyIntArray(emptyInts);
+  aclDestroyTensorList(emptyList);
+  CHECK_EQ(stat("live_arguments"), live);
+  // CANN deletes whatever it is given; the simulator catches a double free.
+  aclTensor* once = aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 2, nullptr);
+  CHECK_EQ(aclDestroyTensor(once), ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyTensor(once), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclDestroyTensor", "not a live aclTensor");
 }
 
 // aclnnInplaceFillScalar with a scalar of each dtype reads the value right.
@@ -650,14 +694,14 @@ TEST(inplace_copy_handles_strides_offsets_and_dtypes) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   CHECK_EQ(aclnnInplaceCopyGetWorkspaceSize(dst.get(), transposed, &ws, &e), ACLNN_SUCCESS);
-  aclDestroyTensor(transposed);
   CHECK_EQ(launch(aclnnInplaceCopy, ws, e), ACLNN_SUCCESS);
+  aclDestroyTensor(transposed);
   CHECK_VALUES(dst.read<float>(), 0, 3, 1, 4, 2, 5);
 
   aclTensor* row1 = storage.view({3}, {1}, 3);  // offset 3 elements: the second row
   CHECK_EQ(aclnnInplaceCopyGetWorkspaceSize(floats.get(), row1, &ws, &e), ACLNN_SUCCESS);
-  aclDestroyTensor(row1);
   CHECK_EQ(launch(aclnnInplaceCopy, ws, e), ACLNN_SUCCESS);
+  aclDestroyTensor(row1);
   CHECK_VALUES(floats.read<float>(), 3, 4, 5);
 
   CHECK_EQ(aclnnInplaceCopyGetWorkspaceSize(ints.get(), floats.get(), &ws, &e), ACLNN_SUCCESS);
@@ -677,8 +721,8 @@ TEST(fill_and_zero_touch_only_the_view) {
   CHECK_VALUES(t.read<float>(), 9, 0, 9, 0, 9, 0);
   ScalarPtr seven = floatScalar(7);
   CHECK_EQ(aclnnInplaceFillScalarGetWorkspaceSize(everyOther, seven.get(), &ws, &e), ACLNN_SUCCESS);
-  aclDestroyTensor(everyOther);
   CHECK_EQ(launch(aclnnInplaceFillScalar, ws, e), ACLNN_SUCCESS);
+  aclDestroyTensor(everyOther);
   CHECK_VALUES(t.read<float>(), 9, 7, 9, 7, 9, 7);
 
   DevTensor longs(1, {2}, ACL_INT64);
@@ -755,9 +799,9 @@ TEST(launch_rejects_host_pointer) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), other, one.get(), out.get(), &ws, &e), ACLNN_SUCCESS);
-  aclDestroyTensor(other);
   CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_ERR_RUNTIME_ERROR);
   CHECK_ERR_HAS("aclnnAdd", "argument 'other'", "is not device memory");
+  aclDestroyTensor(other);
 }
 
 TEST(launch_rejects_thread_without_device) {
@@ -786,9 +830,9 @@ TEST(launch_rejects_tensor_outside_its_allocation) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   CHECK_EQ(aclnnAddGetWorkspaceSize(tooLong, tooLong, one.get(), out.get(), &ws, &e), ACLNN_SUCCESS);
-  aclDestroyTensor(tooLong);
   CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_ERR_PARAM_INVALID);
   CHECK_ERR_HAS("aclnnAdd", "argument 'self'", "outside its allocation");
+  aclDestroyTensor(tooLong);
   CHECK_EQ(stat("rejected_launches"), 1);
   CHECK_EQ(stat("mismatched_launches"), 0);
 }
@@ -809,6 +853,13 @@ TEST(launch_checks_the_workspace) {
   phase1();
   CHECK_EQ(aclnnAdd(nullptr, ws, e, nullptr), ACLNN_ERR_PARAM_NULLPTR);
   CHECK_ERR_HAS("workspace is nullptr");
+  // ... which destroys the executor, even a repeatable one (as CANN's).
+  const int64_t executors = stat("live_executors");
+  phase1();
+  CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  CHECK_EQ(stat("live_executors"), executors + 1);
+  CHECK_EQ(aclnnAdd(nullptr, ws, e, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_EQ(stat("live_executors"), executors);
   phase1();
   CHECK_EQ(aclnnAdd(tiny.get(), ws, e, nullptr), ACLNN_ERR_PARAM_INVALID);
   CHECK_ERR_HAS("workspace", "overruns");
@@ -869,7 +920,7 @@ TEST(repeatable_executor_is_rebound_and_relaunched) {
   other.write<float>({10, 10, 10});
   other2.write<float>({100, 100, 100});
   out2.write<float>({0, 0, 0});
-  // The executor keeps its own copies of the descriptors.
+  // The executor uses these very aclTensor objects until it is destroyed.
   aclTensor* selfT = self.view({3}, {1}, 0);
   aclTensor* otherT = other.view({3}, {1}, 0);
   aclTensor* outT = out.view({3}, {1}, 0);
@@ -877,33 +928,80 @@ TEST(repeatable_executor_is_rebound_and_relaunched) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   CHECK_EQ(aclnnAddGetWorkspaceSize(selfT, otherT, one.get(), outT, &ws, &e), ACLNN_SUCCESS);
-  aclDestroyTensor(selfT);
-  aclDestroyTensor(otherT);
   CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
   CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_SUCCESS);
   CHECK_VALUES(out.read<float>(), 11, 12, 13);
 
-  CHECK_EQ(aclSetInputTensorAddr(e, 1, nullptr, other2.data()), ACLNN_SUCCESS);  // 'other'
-  CHECK_EQ(aclSetOutputTensorAddr(e, 0, outT, out2.data()), ACLNN_SUCCESS);     // 'out'
+  // Rebinding updates the objects bound at phase 1, by index.
+  CHECK_EQ(aclSetInputTensorAddr(e, 1, otherT, other2.data()), ACLNN_SUCCESS);  // 'other'
+  CHECK_EQ(aclSetOutputTensorAddr(e, 0, outT, out2.data()), ACLNN_SUCCESS);    // 'out'
   CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_SUCCESS);
   CHECK_VALUES(out2.read<float>(), 101, 102, 103);
   CHECK_VALUES(out.read<float>(), 11, 12, 13);
-  aclDestroyTensor(outT);
 
-  CHECK_EQ(aclSetInputTensorAddr(e, 2, nullptr, other2.data()), ACLNN_ERR_PARAM_INVALID);
+  // nnopbase rejects a null tensor (561103); any other aclTensor than the
+  // bound one would change while the executor kept reading the old address.
+  CHECK_EQ(aclSetInputTensorAddr(e, 1, nullptr, other2.data()), ACLNN_ERR_INNER_NULLPTR);
+  CHECK_ERR_HAS("aclSetInputTensorAddr", "tensor is nullptr");
+  CHECK_EQ(aclSetOutputTensorAddr(e, 0, nullptr, out2.data()), ACLNN_ERR_INNER_NULLPTR);
+  CHECK_EQ(aclSetInputTensorAddr(nullptr, 1, otherT, other2.data()), ACLNN_ERR_INNER_NULLPTR);
+  aclTensor* foreign = other2.view({3}, {1}, 0);
+  CHECK_EQ(aclSetInputTensorAddr(e, 1, foreign, other2.data()), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclSetInputTensorAddr", "is not the input 1", "executor was built with");
+  CHECK_EQ(aclSetInputTensorAddr(e, 0, otherT, other2.data()), ACLNN_ERR_PARAM_INVALID);  // right tensor, wrong index
+  aclDestroyTensor(foreign);
+  CHECK_EQ(aclSetInputTensorAddr(e, 2, otherT, other2.data()), ACLNN_ERR_PARAM_INVALID);
   CHECK_ERR_HAS("aclSetInputTensorAddr", "index 2", "2 inputs");
-  CHECK_EQ(aclSetOutputTensorAddr(e, 1, nullptr, out2.data()), ACLNN_ERR_PARAM_INVALID);
+  CHECK_EQ(aclSetOutputTensorAddr(e, 1, outT, out2.data()), ACLNN_ERR_PARAM_INVALID);
 
   // A rebinding to another device is caught at the next launch.
   DevTensor elsewhere(1, {3});
-  CHECK_EQ(aclSetInputTensorAddr(e, 0, nullptr, elsewhere.data()), ACLNN_SUCCESS);
+  CHECK_EQ(aclSetInputTensorAddr(e, 0, selfT, elsewhere.data()), ACLNN_SUCCESS);
   CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_ERR_RUNTIME_ERROR);
   CHECK_ERR_HAS("argument 'self' lives on device 1");
   CHECK_EQ(stat("live_executors"), executors + 1);  // a failed launch keeps it too
 
   CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
   CHECK_EQ(stat("live_executors"), executors);
-  CHECK_EQ(aclSetInputTensorAddr(e, 0, nullptr, other2.data()), ACLNN_ERR_PARAM_INVALID);
+  CHECK_EQ(aclSetInputTensorAddr(e, 0, selfT, other2.data()), ACLNN_ERR_PARAM_INVALID);
+  for (aclTensor* t : {selfT, otherT, outT}) aclDestroyTensor(t);
+}
+
+// nnopbase's executors read the caller's aclTensor objects at phase 2: one
+// destroyed after phase 1 would be a use after free on CANN.
+TEST(executor_needs_its_tensors_until_launched) {
+  setDevice(0);
+  DevTensor self(0, {3}), other(0, {3}), out(0, {3});
+  aclTensor* selfT = self.view({3}, {1}, 0);
+  ScalarPtr one = floatScalar(1);
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnAddGetWorkspaceSize(selfT, other.get(), one.get(), out.get(), &ws, &e), ACLNN_SUCCESS);
+  aclDestroyTensor(selfT);
+  CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnAdd", "argument 'self'", "was destroyed after phase 1");
+  // Even when a new aclTensor reuses the address.
+  aclTensor* first = self.view({3}, {1}, 0);
+  CHECK_EQ(aclnnAddGetWorkspaceSize(first, other.get(), one.get(), out.get(), &ws, &e), ACLNN_SUCCESS);
+  aclDestroyTensor(first);
+  std::vector<aclTensor*> fresh;
+  for (int i = 0; i < 64; ++i) fresh.push_back(self.view({3}, {1}, 0));
+  CHECK_EQ(launch(aclnnAdd, ws, e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("was destroyed after phase 1");
+  for (aclTensor* t : fresh) aclDestroyTensor(t);
+}
+
+// An operator whose output shape depends on the data cannot be replayed:
+// CANN refuses to make its executor repeatable (561000).
+TEST(data_dependent_operator_is_not_repeatable) {
+  setDevice(0);
+  DevTensor self(0, {4}), mask(0, {4}, ACL_BOOL), out(0, {4});
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnMaskedSelectGetWorkspaceSize(self.get(), mask.get(), out.get(), &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_ERR_INNER);
+  CHECK_EQ(launch(aclnnMaskedSelect, ws, e), ACLNN_SUCCESS);  // once, then it is gone
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_ERR_PARAM_INVALID);
 }
 
 TEST(phase1_reports_bad_arguments) {
@@ -930,6 +1028,16 @@ TEST(phase1_reports_bad_arguments) {
   CHECK_ERR_HAS("aclnnCast", "'dtype'");
   CHECK_EQ(aclnnInplaceZeroGetWorkspaceSize(nullptr, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
   CHECK_ERR_HAS("aclnnInplaceZero", "'selfRef'");
+  // CANN's operators take at most 8 dimensions.
+  std::vector<int64_t> nine(9, 1), nineStrides(9, 1);
+  aclTensor* deep = self.view(nine, nineStrides, 0);
+  CHECK_EQ(aclnnInplaceZeroGetWorkspaceSize(deep, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnInplaceZero", "9 dimensions", "at most 8");
+  aclDestroyTensor(deep);
+  aclTensor* backwards = self.view({3}, {-1}, 2);
+  CHECK_EQ(aclnnInplaceZeroGetWorkspaceSize(backwards, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("stride -1");
+  aclDestroyTensor(backwards);
   CHECK_EQ(stat("live_executors"), executors);
 }
 

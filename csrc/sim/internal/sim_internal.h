@@ -23,6 +23,7 @@ struct aclTensor {
   aclFormat format = ACL_FORMAT_ND;
   std::vector<int64_t> storageDims;
   void* data = nullptr;  // device address of the storage start
+  uint64_t serial = 0;   // unique per aclCreateTensor: tells a live object from a reused address
 };
 
 struct aclScalar {
@@ -49,19 +50,27 @@ struct aclScalarList {
 
 namespace fsim {
 
-// An input is a `const aclTensor*` parameter (or element of a
-// `const aclTensorList*`); an output is an `aclTensor*` parameter, in-place
-// `selfRef` included (or element of a non-const `aclTensorList*`).
+// Whether an operator writes a tensor parameter (or the elements of a list
+// parameter): `outputs:` of the operator's registry entry. CANN's constness
+// does not say (aclnnRelu's `out` is a `const aclTensor*`).
 enum class Role : uint8_t { kInput, kOutput };
 
+// One aclTensor an executor was built with: the caller's object itself, as
+// in nnopbase, whose executors read (and rebinding updates) the very
+// aclTensor objects phase 1 was given. The caller must keep it alive until
+// the executor is launched (or, if repeatable, destroyed); `serial` lets a
+// launch detect that it was destroyed, even if its address was reused.
+struct BoundTensor {
+  aclTensor* tensor = nullptr;  // nullptr: an absent optional tensor
+  uint64_t serial = 0;
+};
+
 // One tensor or tensor-list parameter of an operator, as phase 1 saw it.
-// The executor keeps these copies, so callers may destroy their aclTensors
-// after phase 1.
 struct Param {
   std::string name;
   Role role = Role::kInput;
   bool isList = false;
-  std::vector<std::optional<aclTensor>> tensors;  // nullopt: an absent optional tensor
+  std::vector<BoundTensor> tensors;
 };
 
 using Kernel = std::function<void(const aclOpExecutor&)>;
@@ -74,7 +83,8 @@ struct aclOpExecutor {
   uint64_t workspaceSize = 0;
   fsim::Kernel kernel;
   bool repeatable = false;
-  // Present tensors in argument order, pointing into params; what
+  bool canRepeat = true;  // false: aclSetAclOpExecutorRepeatable fails (Op::unrepeatable)
+  // Present tensors in argument order (list elements one by one); what
   // aclSetInputTensorAddr / aclSetOutputTensorAddr index.
   std::vector<aclTensor*> inputs;
   std::vector<aclTensor*> outputs;
@@ -97,13 +107,17 @@ void setError(std::string message);
 size_t dtypeSize(aclDataType dtype);
 const char* dtypeName(aclDataType dtype);
 
+// Whether `tensor` is a live aclTensor (created and not yet destroyed) with
+// this serial.
+bool tensorLive(const aclTensor* tensor, uint64_t serial);
+
 // Fault injection hook, called by every operator phase. Returns
 // ACLNN_SUCCESS, or the failure status with the error message set.
 aclnnStatus checkFault(const char* op, int phase);
 
 // Creates a live executor (what phase 1 returns).
 aclOpExecutor* newExecutor(std::string op, std::vector<Param> params,
-                           uint64_t workspaceSize, Kernel kernel);
+                           uint64_t workspaceSize, Kernel kernel, bool canRepeat = true);
 
 // Phase 2 of every operator: validates that the tensors, the workspace, the
 // stream and the calling thread's current device are one device, then runs

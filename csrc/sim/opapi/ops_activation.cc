@@ -2,7 +2,7 @@
 // aclnnSiluBackward(gradOutput, self, gradInput),
 // aclnnSigmoidBackward(gradOutput, output, gradInput),
 // aclnnTanhBackward(gradOutput, output, gradInput),
-// aclnnThresholdBackward(gradOutput, self, threshold, gradInput).
+// aclnnThresholdBackward(gradOutput, self, threshold, out).
 // gradInput must have the broadcast shape of the two inputs; the values come
 // from ATen's *_backward_out kernels (its promotion and cast rules included).
 #include <ATen/ops/sigmoid_backward.h>
@@ -58,15 +58,15 @@ FSIM_ACT_BACKWARD(aclnnSigmoidBackward, output, at::sigmoid_backward_out)
 FSIM_ACT_BACKWARD(aclnnTanhBackward, output, at::tanh_backward_out)
 
 aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
-                                                   const aclScalar* threshold, aclTensor* gradInput,
+                                                   const aclScalar* threshold, aclTensor* out,
                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnThresholdBackward", workspaceSize, executor);
   op.arg("gradOutput", gradOutput, kNumeric).arg("self", self, kNumeric).arg("threshold", threshold);
-  op.arg("gradInput", gradInput, kNumeric);
-  op.require(broadcastOf(gradInput, gradOutput, self),
-             "argument 'gradInput' must have the broadcast shape of 'gradOutput' and 'self'");
+  op.arg("out", out, kNumeric);
+  op.require(broadcastOf(out, gradOutput, self),
+             "argument 'out' must have the broadcast shape of 'gradOutput' and 'self'");
   return op.build([threshold = scalarOf(threshold)](Views& v) {
-    at::threshold_backward_out(v["gradInput"], v["gradOutput"], v["self"], threshold);
+    at::threshold_backward_out(v["out"], v["gradOutput"], v["self"], threshold);
   });
 }
 FSIM_PHASE2(aclnnThresholdBackward)

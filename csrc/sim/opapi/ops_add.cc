@@ -25,7 +25,7 @@ aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor* self, const aclScalar* ot
 }
 FSIM_PHASE2(aclnnAdds)
 
-aclnnStatus aclnnInplaceAddGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,
+aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,
                                             uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnInplaceAdd", workspaceSize, executor);
   op.arg("selfRef", selfRef).arg("other", other).arg("alpha", alpha);

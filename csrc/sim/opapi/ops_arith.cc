@@ -13,7 +13,7 @@
 
 using namespace fsim::op;
 
-aclnnStatus aclnnInplaceAddsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,
+aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,
                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnInplaceAdds", workspaceSize, executor);
   op.arg("selfRef", selfRef).arg("other", other).arg("alpha", alpha);
@@ -105,7 +105,7 @@ aclnnStatus aclnnMinimumGetWorkspaceSize(const aclTensor* self, const aclTensor*
 }
 FSIM_PHASE2(aclnnMinimum)
 
-aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, aclTensor* out,
+aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out,
                                                  uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnPowTensorScalar", workspaceSize, executor);
   op.arg("self", self, kNumeric | kComplex).arg("exponent", exponent).arg("out", out, kNumeric | kComplex);

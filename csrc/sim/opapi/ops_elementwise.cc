@@ -85,9 +85,9 @@ bool broadcastShape(const aclTensor* out, std::initializer_list<const aclTensor*
 
 constexpr const char* kShapeError = "argument 'out' must have the broadcast shape of the inputs";
 
-// `(const aclTensor* self, aclTensor* out)` computed by fn(out, self).
+// `(const aclTensor* self, out)` computed by fn(out, self).
 template <typename Fn>
-aclnnStatus unary(const char* name, const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
+aclnnStatus unary(const char* name, const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize,
                   aclOpExecutor** executor, DTypes inputs, DTypes outputs, Fn fn) {
   Op op(name, workspaceSize, executor);
   op.arg("self", self, inputs).arg("out", out, outputs);
@@ -123,8 +123,8 @@ aclnnStatus tensorScalar(const char* name, const char* otherName, const aclTenso
 
 // ---- unary ------------------------------------------------------------------------
 
-#define FSIM_EW_UNARY(api, inputs, outputs, aten_out)                                                   \
-  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,     \
+#define FSIM_EW_UNARY(api, out_type, inputs, outputs, aten_out)                                                   \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, out_type out, uint64_t* workspaceSize,     \
                                     aclOpExecutor** executor) {                                         \
     return unary(#api, self, out, workspaceSize, executor, inputs, outputs,                             \
                  [](at::Tensor& out, const at::Tensor& self) { aten_out(out, self); });                 \
@@ -133,29 +133,38 @@ aclnnStatus tensorScalar(const char* name, const char* otherName, const aclTenso
 
 // Float functions: any real input, a floating `out` (ATen: an integer result
 // dtype cannot hold them).
-FSIM_EW_UNARY(aclnnExp2, kReal, kFloating, at::exp2_out)
-FSIM_EW_UNARY(aclnnExpm1, kReal, kFloating, at::expm1_out)
-FSIM_EW_UNARY(aclnnLog2, kReal, kFloating, at::log2_out)
-FSIM_EW_UNARY(aclnnLog10, kReal, kFloating, at::log10_out)
-FSIM_EW_UNARY(aclnnLog1p, kReal, kFloating, at::log1p_out)
-FSIM_EW_UNARY(aclnnTan, kReal, kFloating, at::tan_out)
-FSIM_EW_UNARY(aclnnAsin, kReal, kFloating, at::asin_out)
-FSIM_EW_UNARY(aclnnAcos, kReal, kFloating, at::acos_out)
-FSIM_EW_UNARY(aclnnAtan, kReal, kFloating, at::atan_out)
-FSIM_EW_UNARY(aclnnSinh, kReal, kFloating, at::sinh_out)
-FSIM_EW_UNARY(aclnnCosh, kReal, kFloating, at::cosh_out)
-FSIM_EW_UNARY(aclnnErf, kReal, kFloating, at::erf_out)
-FSIM_EW_UNARY(aclnnErfc, kReal, kFloating, at::erfc_out)
-FSIM_EW_UNARY(aclnnReciprocal, kReal, kFloating, at::reciprocal_out)
+FSIM_EW_UNARY(aclnnExp2, aclTensor*, kReal, kFloating, at::exp2_out)
+FSIM_EW_UNARY(aclnnExpm1, aclTensor*, kReal, kFloating, at::expm1_out)
+FSIM_EW_UNARY(aclnnLog2, const aclTensor*, kReal, kFloating, at::log2_out)
+FSIM_EW_UNARY(aclnnLog10, aclTensor*, kReal, kFloating, at::log10_out)
+FSIM_EW_UNARY(aclnnLog1p, aclTensor*, kReal, kFloating, at::log1p_out)
+FSIM_EW_UNARY(aclnnTan, aclTensor*, kReal, kFloating, at::tan_out)
+FSIM_EW_UNARY(aclnnAsin, aclTensor*, kReal, kFloating, at::asin_out)
+FSIM_EW_UNARY(aclnnAcos, aclTensor*, kReal, kFloating, at::acos_out)
+FSIM_EW_UNARY(aclnnAtan, aclTensor*, kReal, kFloating, at::atan_out)
+FSIM_EW_UNARY(aclnnSinh, aclTensor*, kReal, kFloating, at::sinh_out)
+FSIM_EW_UNARY(aclnnCosh, aclTensor*, kReal, kFloating, at::cosh_out)
+FSIM_EW_UNARY(aclnnErf, aclTensor*, kReal, kFloating, at::erf_out)
+FSIM_EW_UNARY(aclnnErfc, aclTensor*, kReal, kFloating, at::erfc_out)
+FSIM_EW_UNARY(aclnnReciprocal, aclTensor*, kReal, kFloating, at::reciprocal_out)
 // Rounding keeps the dtype; integers pass through, bool is not supported (as in ATen).
-FSIM_EW_UNARY(aclnnFloor, kNumeric, kNumeric, at::floor_out)
-FSIM_EW_UNARY(aclnnCeil, kNumeric, kNumeric, at::ceil_out)
-FSIM_EW_UNARY(aclnnRound, kNumeric, kNumeric, at::round_out)
-FSIM_EW_UNARY(aclnnTrunc, kNumeric, kNumeric, at::trunc_out)
-FSIM_EW_UNARY(aclnnSign, kReal, kReal, at::sign_out)
-FSIM_EW_UNARY(aclnnBitwiseNot, kBits, kBits, at::bitwise_not_out)
-FSIM_EW_UNARY(aclnnLogicalNot, kReal, kReal, at::logical_not_out)
-FSIM_EW_UNARY(aclnnSilu, kFloating, kFloating, at::silu_out)
+FSIM_EW_UNARY(aclnnFloor, aclTensor*, kNumeric, kNumeric, at::floor_out)
+FSIM_EW_UNARY(aclnnCeil, aclTensor*, kNumeric, kNumeric, at::ceil_out)
+FSIM_EW_UNARY(aclnnRound, aclTensor*, kNumeric, kNumeric, at::round_out)
+FSIM_EW_UNARY(aclnnTrunc, aclTensor*, kNumeric, kNumeric, at::trunc_out)
+// CANN names Sign's output `result`.
+aclnnStatus aclnnSignGetWorkspaceSize(const aclTensor* self, aclTensor* result, uint64_t* workspaceSize,
+                                      aclOpExecutor** executor) {
+  Op op("aclnnSign", workspaceSize, executor);
+  op.arg("self", self, kReal).arg("result", result, kReal);
+  op.require(self == nullptr || result == nullptr || self->viewDims == result->viewDims,
+             "argument 'result' must have the shape of 'self'");
+  return op.build([](Views& v) { at::sign_out(v["result"], v["self"]); });
+}
+FSIM_PHASE2(aclnnSign)
+FSIM_EW_UNARY(aclnnBitwiseNot, aclTensor*, kBits, kBits, at::bitwise_not_out)
+FSIM_EW_UNARY(aclnnLogicalNot, aclTensor*, kReal, kReal, at::logical_not_out)
+FSIM_EW_UNARY(aclnnSilu, aclTensor*, kFloating, kFloating, at::silu_out)
 
 // ---- binary -----------------------------------------------------------------------
 
@@ -199,7 +208,7 @@ FSIM_EW_TENSOR_SCALAR(aclnnClampMax, clipValueMax, kNumeric, kNumeric, at::clamp
 FSIM_EW_BINARY(aclnnClampMinTensor, clipValueMin, kNumeric, kNumeric, at::clamp_min_out)
 FSIM_EW_BINARY(aclnnClampMaxTensor, max, kNumeric, kNumeric, at::clamp_max_out)
 
-aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent, aclTensor* out,
+aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent, const aclTensor* out,
                                                  uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnPowScalarTensor", workspaceSize, executor);
   op.arg("self", self).arg("exponent", exponent, kNumeric).arg("out", out, kNumeric);
@@ -248,9 +257,9 @@ aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor* self, const aclTensor* e
 }
 FSIM_PHASE2(aclnnLerps)
 
-#define FSIM_EW_ADDC(api, inputs, aten_out)                                                                    \
+#define FSIM_EW_ADDC(api, out_type, inputs, aten_out)                                                                    \
   aclnnStatus api##GetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, \
-                                    const aclScalar* value, aclTensor* out, uint64_t* workspaceSize,           \
+                                    const aclScalar* value, out_type out, uint64_t* workspaceSize,           \
                                     aclOpExecutor** executor) {                                                \
     Op op(#api, workspaceSize, executor);                                                                      \
     op.arg("self", self, inputs).arg("tensor1", tensor1, inputs).arg("tensor2", tensor2, inputs);              \
@@ -262,6 +271,6 @@ FSIM_PHASE2(aclnnLerps)
   }                                                                                                            \
   FSIM_PHASE2(api)
 
-FSIM_EW_ADDC(aclnnAddcmul, kNumeric, at::addcmul_out)
+FSIM_EW_ADDC(aclnnAddcmul, aclTensor*, kNumeric, at::addcmul_out)
 // ATen's addcdiv refuses integer division (use the floor/trunc forms): floats only.
-FSIM_EW_ADDC(aclnnAddcdiv, kFloating, at::addcdiv_out)
+FSIM_EW_ADDC(aclnnAddcdiv, const aclTensor*, kFloating, at::addcdiv_out)

@@ -31,11 +31,12 @@ int64_t numel_of(const aclTensor& t) {
 }  // namespace
 
 // out is 1-D with room for every element of the broadcast shape (as in CANN);
-// the selected elements fill its front.
+// the selected elements fill its front. Its output shape depends on the
+// data, so CANN's executor cannot be made repeatable.
 aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, aclTensor* out,
                                               uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnMaskedSelect", workspaceSize, executor);
-  op.arg("self", self).arg("mask", mask, {ACL_BOOL, ACL_UINT8}).arg("out", out);
+  op.arg("self", self).arg("mask", mask, {ACL_BOOL, ACL_UINT8}).arg("out", out).unrepeatable();
   op.require(self == nullptr || mask == nullptr || broadcast_numel(*self, *mask) >= 0,
              "self and mask cannot be broadcast together");
   op.require(self == nullptr || mask == nullptr || out == nullptr ||

@@ -156,7 +156,7 @@ aclnnStatus aclnnInplaceMaskedFillTensorGetWorkspaceSize(aclTensor* selfRef, con
 }
 FSIM_PHASE2(aclnnInplaceMaskedFillTensor)
 
-aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices, aclTensor* out,
+aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices, const aclTensor* out,
                                            uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnEmbedding", workspaceSize, executor);
   op.arg("weight", weight).arg("indices", indices, kIndexTypes).arg("out", out);
@@ -167,7 +167,7 @@ FSIM_PHASE2(aclnnEmbedding)
 
 aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor* grad, const aclTensor* indices,
                                                         uint64_t numWeights, uint64_t paddingIdx,
-                                                        bool scaleGradByFreq, aclTensor* out,
+                                                        bool scaleGradByFreq, const aclTensor* out,
                                                         uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnEmbeddingDenseBackward", workspaceSize, executor);
   op.arg("grad", grad, kFloating).arg("indices", indices, kIndexTypes).arg("out", out, kFloating);
@@ -199,7 +199,7 @@ aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, a
 }
 FSIM_PHASE2(aclnnTriu)
 
-aclnnStatus aclnnInplaceTrilGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize,
+aclnnStatus aclnnInplaceTrilGetWorkspaceSize(const aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize,
                                              aclOpExecutor** executor) {
   Op op("aclnnInplaceTril", workspaceSize, executor);
   op.arg("selfRef", selfRef);

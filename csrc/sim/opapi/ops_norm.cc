@@ -53,12 +53,11 @@ void copyDefined(at::Tensor& out, const at::Tensor& value) {
 }  // namespace
 
 aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim,
-                                                 aclTensor* gradInput, uint64_t* workspaceSize,
-                                                 aclOpExecutor** executor) {
+                                                 aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnSoftmaxBackward", workspaceSize, executor);
-  op.arg("gradOutput", gradOutput, kFloating).arg("output", output, kFloating).arg("gradInput", gradInput, kFloating);
+  op.arg("gradOutput", gradOutput, kFloating).arg("output", output, kFloating).arg("out", out, kFloating);
   return op.build([dim](Views& v) {
-    at::Tensor& grad_input = v["gradInput"];
+    at::Tensor& grad_input = v["out"];
     at::_softmax_backward_data_out(grad_input, v["gradOutput"], v["output"], dim, grad_input.scalar_type());
   });
 }
@@ -163,8 +162,8 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
 }
 FSIM_PHASE2(aclnnGroupNormBackward)
 
-aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon, aclTensor* yOut,
-                                         aclTensor* rstdOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
+aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon, const aclTensor* yOut,
+                                         const aclTensor* rstdOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnRmsNorm", workspaceSize, executor);
   // gamma is required (as in CANN): its rank says how many trailing dims are normalized.
   op.arg("x", x, kFloating).arg("gamma", gamma, kFloating).arg("yOut", yOut, kFloating)

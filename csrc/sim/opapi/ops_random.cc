@@ -30,7 +30,7 @@ at::Generator engine(uint64_t seed, uint64_t offset) {
 
 }  // namespace
 
-aclnnStatus aclnnInplaceUniformGetWorkspaceSize(aclTensor* selfRef, double from, double to, uint64_t seed,
+aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor* selfRef, double from, double to, uint64_t seed,
                                                 uint64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnInplaceUniform", workspaceSize, executor);
   op.arg("selfRef", selfRef, kNumeric);
@@ -41,7 +41,7 @@ aclnnStatus aclnnInplaceUniformGetWorkspaceSize(aclTensor* selfRef, double from,
 }
 FSIM_PHASE2(aclnnInplaceUniform)
 
-aclnnStatus aclnnInplaceNormalGetWorkspaceSize(aclTensor* selfRef, float mean, float std, int64_t seed,
+aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor* selfRef, float mean, float std, int64_t seed,
                                                int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnInplaceNormal", workspaceSize, executor);
   op.arg("selfRef", selfRef, kFloating);
@@ -52,7 +52,7 @@ aclnnStatus aclnnInplaceNormalGetWorkspaceSize(aclTensor* selfRef, float mean, f
 }
 FSIM_PHASE2(aclnnInplaceNormal)
 
-aclnnStatus aclnnInplaceBernoulliGetWorkspaceSize(aclTensor* selfRef, const aclScalar* prob, int64_t seed,
+aclnnStatus aclnnInplaceBernoulliGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* prob, int64_t seed,
                                                   int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnInplaceBernoulli", workspaceSize, executor);
   op.arg("selfRef", selfRef).arg("prob", prob, kFloating);
@@ -64,7 +64,7 @@ aclnnStatus aclnnInplaceBernoulliGetWorkspaceSize(aclTensor* selfRef, const aclS
 }
 FSIM_PHASE2(aclnnInplaceBernoulli)
 
-aclnnStatus aclnnInplaceBernoulliTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* prob, int64_t seed,
+aclnnStatus aclnnInplaceBernoulliTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* prob, int64_t seed,
                                                         int64_t offset, uint64_t* workspaceSize,
                                                         aclOpExecutor** executor) {
   Op op("aclnnInplaceBernoulliTensor", workspaceSize, executor);
@@ -75,7 +75,7 @@ aclnnStatus aclnnInplaceBernoulliTensorGetWorkspaceSize(aclTensor* selfRef, cons
 }
 FSIM_PHASE2(aclnnInplaceBernoulliTensor)
 
-aclnnStatus aclnnInplaceRandomGetWorkspaceSize(aclTensor* selfRef, int64_t from, int64_t to, int64_t seed,
+aclnnStatus aclnnInplaceRandomGetWorkspaceSize(const aclTensor* selfRef, int64_t from, int64_t to, int64_t seed,
                                                int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnInplaceRandom", workspaceSize, executor);
   op.arg("selfRef", selfRef, kNumeric | kBool);

@@ -181,10 +181,10 @@ aclnnStatus aclnnStdGetWorkspaceSize(const aclTensor* self, const aclIntArray* d
 FSIM_PHASE2(aclnnStd)
 
 aclnnStatus aclnnVarMeanGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
-                                         bool keepdim, aclTensor* meanOut, aclTensor* varOut,
+                                         bool keepdim, aclTensor* varOut, aclTensor* meanOut,
                                          uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnVarMean", workspaceSize, executor);
-  op.arg("self", self, kFloating).arg("dim", dim).arg("meanOut", meanOut, kFloating).arg("varOut", varOut, kFloating);
+  op.arg("self", self, kFloating).arg("dim", dim).arg("varOut", varOut, kFloating).arg("meanOut", meanOut, kFloating);
   return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
     at::var_mean_out(v["varOut"], v["meanOut"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction),
                      keepdim);

@@ -3,6 +3,10 @@
 
 #include <ATen/ops/from_blob.h>
 
+#include <algorithm>
+#include <span>
+#include <unordered_map>
+
 #include <cstring>
 #include <stdexcept>
 
@@ -107,7 +111,7 @@ Views::Views(const aclOpExecutor& executor) : executor_(executor) {
   tensors_.reserve(executor.params.size());
   for (const Param& p : executor.params) {
     std::vector<at::Tensor>& views = tensors_.emplace_back();
-    for (const std::optional<aclTensor>& t : p.tensors) views.push_back(t ? tensorOf(*t) : at::Tensor());
+    for (const BoundTensor& t : p.tensors) views.push_back(t.tensor ? tensorOf(*t.tensor) : at::Tensor());
   }
 }
 
@@ -142,23 +146,72 @@ bool Op::checkDtype(const char* name, aclDataType dtype, DTypes dtypes) {
   return false;
 }
 
-Op& Op::tensor(const char* name, const aclTensor* t, DTypes dtypes, Role role, bool optional) {
+namespace {
+
+// The parameters each operator writes, from the registry (`outputs:`).
+const std::unordered_map<std::string_view, std::span<const char* const>>& registryOutputs() {
+  static const auto* table = new std::unordered_map<std::string_view, std::span<const char* const>>{
+#define FSIM_REGISTRY_OUTPUTS(api) {flagos::aclnn::api::name, std::span<const char* const>(flagos::aclnn::api::outputs)},
+      FLAGOS_ACLNN_OPERATORS(FSIM_REGISTRY_OUTPUTS)
+#undef FSIM_REGISTRY_OUTPUTS
+  };
+  return *table;
+}
+
+std::span<const char* const> outputsOf(std::string_view op) {
+  auto it = registryOutputs().find(op);
+  return it == registryOutputs().end() ? std::span<const char* const>() : it->second;
+}
+
+}  // namespace
+
+Role Op::role(const char* name) {
+  for (const char* output : outputsOf(name_)) {
+    if (std::string_view(output) == name) {
+      outputsSeen_.emplace_back(name);
+      return Role::kOutput;
+    }
+  }
+  return Role::kInput;
+}
+
+// What nnopbase leaves to the operators (aclCreateTensor takes anything):
+// CANN's operators reject more than 8 dimensions and, like ATen, negative
+// sizes, strides and offsets, with ACLNN_ERR_PARAM_INVALID.
+bool Op::checkShape(const char* name, const aclTensor* t) {
+  if (t->viewDims.size() > kMaxDims)
+    fail(ACLNN_ERR_PARAM_INVALID, cat(name_, ": argument '", name, "' has ", t->viewDims.size(),
+                                      " dimensions; ACLNN operators take at most ", kMaxDims));
+  for (size_t d = 0; d < t->viewDims.size() && status_ == ACLNN_SUCCESS; ++d)
+    if (t->viewDims[d] < 0 || t->strides[d] < 0)
+      fail(ACLNN_ERR_PARAM_INVALID, cat(name_, ": argument '", name, "' has size ", t->viewDims[d], " and stride ",
+                                        t->strides[d], " in dimension ", d, "; both must be >= 0"));
+  if (t->offset < 0 && status_ == ACLNN_SUCCESS)
+    fail(ACLNN_ERR_PARAM_INVALID, cat(name_, ": argument '", name, "' has offset ", t->offset, "; it must be >= 0"));
+  return status_ == ACLNN_SUCCESS;
+}
+
+Op& Op::tensor(const char* name, const aclTensor* t, DTypes dtypes, bool optional) {
+  const Role r = role(name);
   if (optional && t == nullptr && status_ == ACLNN_SUCCESS) {
-    params_.push_back(Param{name, role, false, {std::nullopt}});
-  } else if (present(name, t) && checkDtype(name, t->dtype, dtypes)) {
-    params_.push_back(Param{name, role, false, {*t}});
+    params_.push_back(Param{name, r, false, {BoundTensor{}}});
+  } else if (present(name, t) && checkDtype(name, t->dtype, dtypes) && checkShape(name, t)) {
+    params_.push_back(Param{name, r, false, {BoundTensor{const_cast<aclTensor*>(t), t->serial}}});
   }
   return *this;
 }
 
-Op& Op::list(const char* name, const aclTensorList* l, DTypes dtypes, Role role) {
+Op& Op::list(const char* name, const aclTensorList* l, DTypes dtypes) {
+  const Role r = role(name);
   if (!present(name, l)) return *this;
-  Param p{name, role, true, {}};
+  Param p{name, r, true, {}};
   for (size_t i = 0; i < l->tensors.size(); ++i) {
-    const aclTensor* t = l->tensors[i];
+    aclTensor* t = l->tensors[i];
     std::string element = cat(name, "[", i, "]");
-    if (!present(element.c_str(), t) || !checkDtype(element.c_str(), t->dtype, dtypes)) return *this;
-    p.tensors.emplace_back(*t);
+    if (!present(element.c_str(), t) || !checkDtype(element.c_str(), t->dtype, dtypes) ||
+        !checkShape(element.c_str(), t))
+      return *this;
+    p.tensors.push_back(BoundTensor{t, t->serial});
   }
   params_.push_back(std::move(p));
   return *this;
@@ -170,18 +223,9 @@ bool Op::present(const char* name, const void* value) {
   return value != nullptr;
 }
 
-Op& Op::arg(const char* name, const aclTensor* t, DTypes dtypes) {
-  return tensor(name, t, dtypes, Role::kInput, false);
-}
-Op& Op::arg(const char* name, aclTensor* t, DTypes dtypes) { return tensor(name, t, dtypes, Role::kOutput, false); }
-Op& Op::optional(const char* name, const aclTensor* t, DTypes dtypes) {
-  return tensor(name, t, dtypes, Role::kInput, true);
-}
-Op& Op::optional(const char* name, aclTensor* t, DTypes dtypes) {
-  return tensor(name, t, dtypes, Role::kOutput, true);
-}
-Op& Op::arg(const char* name, const aclTensorList* l, DTypes dtypes) { return list(name, l, dtypes, Role::kInput); }
-Op& Op::arg(const char* name, aclTensorList* l, DTypes dtypes) { return list(name, l, dtypes, Role::kOutput); }
+Op& Op::arg(const char* name, const aclTensor* t, DTypes dtypes) { return tensor(name, t, dtypes, false); }
+Op& Op::optional(const char* name, const aclTensor* t, DTypes dtypes) { return tensor(name, t, dtypes, true); }
+Op& Op::arg(const char* name, const aclTensorList* l, DTypes dtypes) { return list(name, l, dtypes); }
 
 Op& Op::arg(const char* name, const aclScalar* s, DTypes dtypes) {
   if (present(name, s)) checkDtype(name, s->dtype, dtypes);
@@ -226,11 +270,25 @@ Op& Op::workspace(uint64_t bytes) {
   return *this;
 }
 
+Op& Op::unrepeatable() {
+  repeatable_ = false;
+  return *this;
+}
+
 aclnnStatus Op::build(KernelFn kernel) {
   if (executorOut_ != nullptr) *executorOut_ = nullptr;
   if (workspaceSizeOut_ == nullptr) fail(ACLNN_ERR_PARAM_NULLPTR, cat(name_, ": workspaceSize is nullptr"));
   if (executorOut_ == nullptr) fail(ACLNN_ERR_PARAM_NULLPTR, cat(name_, ": executor is nullptr"));
   if (status_ != ACLNN_SUCCESS) return status_;
+  // The simulator's definition and the registry must agree on what the
+  // operator writes; a disagreement is a bug in the simulator.
+  if (registryOutputs().find(name_) == registryOutputs().end())
+    return fail(ACLNN_ERR_INNER, cat(name_, ": not in the registry (yaml/aclnn.yaml)")).status_;
+  for (const char* output : outputsOf(name_)) {
+    if (std::find(outputsSeen_.begin(), outputsSeen_.end(), output) == outputsSeen_.end())
+      return fail(ACLNN_ERR_INNER, cat(name_, ": the simulator passes no tensor named '", output,
+                                       "', which the registry lists as an output")).status_;
+  }
   if (aclnnStatus s = checkFault(name_, 1)) return s;
   // ATen reports errors as c10::Error, whose what() carries a C++ backtrace;
   // the runtime turns the concise message into ACLNN_ERR_INNER.
@@ -242,7 +300,7 @@ aclnnStatus Op::build(KernelFn kernel) {
       throw std::runtime_error(error.what_without_backtrace());
     }
   };
-  *executorOut_ = newExecutor(name_, std::move(params_), workspace_, std::move(run));
+  *executorOut_ = newExecutor(name_, std::move(params_), workspace_, std::move(run), repeatable_);
   *workspaceSizeOut_ = workspace_;
   return ACLNN_SUCCESS;
 }

@@ -2,9 +2,9 @@
 //
 // How to add an operator
 // ======================
-// 1. Its prototypes must be in csrc/generated/aclnn_ops.h (the code generator
-//    writes them from yaml/aclnn.yaml); including sim_op.h includes that
-//    header, so the compiler checks the definitions against them.
+// 1. Its prototype must be in yaml/aclnn.yaml, CANN's own (the code generator
+//    writes csrc/generated/aclnn/<operator>.h from it); including sim_op.h
+//    includes them all, so the compiler checks the definitions against them.
 // 2. Define both phases in csrc/sim/opapi/ops_<family>.cc (the CMake glob
 //    picks up new files). Include only per-operator ATen headers
 //    (<ATen/ops/add.h>), never <ATen/ATen.h> or <torch/extension.h>:
@@ -26,12 +26,12 @@
 //
 // Rules
 // - Call op.arg(name, value) for every pointer parameter, in argument order,
-//   with the parameter's name from the prototype. The overload follows the
-//   parameter's type: `const aclTensor*` / `const aclTensorList*` are inputs,
-//   `aclTensor*` / `aclTensorList*` (in-place `selfRef` included) are
-//   outputs; that is what aclSetInputTensorAddr / aclSetOutputTensorAddr
-//   index and what mismatch mode "nan" poisons. Use op.optional(...) for a
-//   tensor that may be nullptr. An optional last argument restricts the
+//   with the parameter's name from the prototype. A tensor (or list) is an
+//   output when the registry's `outputs:` names it (constness does not: CANN
+//   declares aclnnRelu's `out` const); that is what aclSetInputTensorAddr /
+//   aclSetOutputTensorAddr index and what mismatch mode "nan" poisons, and
+//   build() fails if a registry output was never passed. Use
+//   op.optional(...) for a tensor that may be nullptr. An optional last argument restricts the
 //   dtypes (kFloating, kNumeric, ..., default kAll). A nullptr required
 //   argument fails with ACLNN_ERR_PARAM_NULLPTR, a dtype outside the set
 //   with ACLNN_ERR_PARAM_INVALID; the first failure is the one reported.
@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,10 @@ namespace fsim::op {
 // The workspace every operator asks for unless it calls Op::workspace(), so
 // that workspace placement is always exercised.
 inline constexpr uint64_t kDefaultWorkspace = 64;
+
+// The most dimensions a tensor argument may have (CANN's operators check
+// MAX_SUPPORT_DIMS_NUMS = 8 at phase 1).
+inline constexpr size_t kMaxDims = 8;
 
 // A set of aclDataTypes that an argument accepts.
 class DTypes {
@@ -133,12 +138,9 @@ class Op {
   Op(const char* name, uint64_t* workspaceSize, aclOpExecutor** executor)
       : name_(name), workspaceSizeOut_(workspaceSize), executorOut_(executor) {}
 
-  Op& arg(const char* name, const aclTensor* tensor, DTypes dtypes = kAll);  // input
-  Op& arg(const char* name, aclTensor* tensor, DTypes dtypes = kAll);        // output
+  Op& arg(const char* name, const aclTensor* tensor, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclTensorList* list, DTypes dtypes = kAll);
-  Op& arg(const char* name, aclTensorList* list, DTypes dtypes = kAll);
   Op& optional(const char* name, const aclTensor* tensor, DTypes dtypes = kAll);
-  Op& optional(const char* name, aclTensor* tensor, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclScalar* scalar, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclScalarList* list, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclIntArray* array);
@@ -147,6 +149,10 @@ class Op {
   Op& dtype(const char* name, aclDataType dtype, DTypes dtypes = kAll);
   Op& require(bool ok, const char* what);  // ACLNN_ERR_PARAM_INVALID "<op>: <what>"
   Op& workspace(uint64_t bytes);
+  // The executor cannot be made repeatable (aclSetAclOpExecutorRepeatable
+  // fails with ACLNN_ERR_INNER), as CANN's operators whose output shape
+  // depends on the data: the caller must launch it once and not cache it.
+  Op& unrepeatable();
 
   // Checks the out-pointers and fault injection, then creates the executor.
   // Returns the first failure instead if there was one.
@@ -155,22 +161,32 @@ class Op {
  private:
   Op& fail(aclnnStatus status, std::string message);
   bool checkDtype(const char* name, aclDataType dtype, DTypes dtypes);
-  Op& tensor(const char* name, const aclTensor* tensor, DTypes dtypes, Role role, bool optional);
-  Op& list(const char* name, const aclTensorList* list, DTypes dtypes, Role role);
+  Op& tensor(const char* name, const aclTensor* tensor, DTypes dtypes, bool optional);
+  Op& list(const char* name, const aclTensorList* list, DTypes dtypes);
+  Role role(const char* name);
+  bool checkShape(const char* name, const aclTensor* tensor);
   bool present(const char* name, const void* value);  // false (and failed) for nullptr
 
   const char* name_;
   uint64_t* workspaceSizeOut_;
   aclOpExecutor** executorOut_;
   uint64_t workspace_ = kDefaultWorkspace;
+  bool repeatable_ = true;
   aclnnStatus status_ = ACLNN_SUCCESS;
   std::vector<Param> params_;
+  std::vector<std::string> outputsSeen_;
 };
 
 }  // namespace fsim::op
 
-// Defines phase 2 of operator `name` (with the prototype of aclnn_ops.h).
+// Defines phase 2 of operator `name`, after its phase 1. The static_assert
+// fails to compile when the phase-1 definition above does not have the
+// registry's prototype exactly: a definition with other parameter types
+// would be a C++ overload, not the extern "C" entry point, and the operator
+// library would lack the symbol.
 #define FSIM_PHASE2(name)                                                                                  \
+  static_assert(std::is_same_v<decltype(&name##GetWorkspaceSize), ::flagos::aclnn::name::PhaseOne>,       \
+                #name "GetWorkspaceSize is not defined with its registry prototype");                     \
   aclnnStatus name(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) { \
     return ::fsim::launch(#name, workspace, workspaceSize, executor, stream);                            \
   }

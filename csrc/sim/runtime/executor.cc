@@ -119,8 +119,6 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
   if (workspaceSize < e.workspaceSize)
     hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": workspaceSize ", workspaceSize, " is smaller than the ",
                                       e.workspaceSize, " bytes ", op, "GetWorkspaceSize asked for"));
-  if (workspaceSize > 0 && workspace == nullptr)
-    hard(ACLNN_ERR_PARAM_NULLPTR, cat(op, ": workspace is nullptr but workspaceSize is ", workspaceSize));
   if (workspaceSize > 0 && workspace != nullptr) {
     std::optional<AllocInfo> a = findAlloc(workspace);
     if (!a) {
@@ -136,9 +134,17 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
 
   for (const Param& p : e.params) {
     for (size_t i = 0; i < p.tensors.size(); ++i) {
-      if (!p.tensors[i]) continue;  // absent optional tensor
-      const aclTensor& t = *p.tensors[i];
+      const BoundTensor& bound = p.tensors[i];
+      if (bound.tensor == nullptr) continue;  // absent optional tensor
       auto label = [&] { return p.isList ? cat(p.name, "[", i, "]") : p.name; };
+      if (!tensorLive(bound.tensor, bound.serial)) {
+        hard(ACLNN_ERR_PARAM_INVALID,
+             cat(op, ": argument '", label(), "' (aclTensor ", static_cast<const void*>(bound.tensor),
+                 ") was destroyed after phase 1; the executor reads the aclTensor objects it was built with until "
+                 "it is launched (or, if repeatable, destroyed)"));
+        continue;
+      }
+      const aclTensor& t = *bound.tensor;
       Extent ext = extentOf(t);
       if (ext.empty) continue;
       if (ext.overflow) {
@@ -167,30 +173,42 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
 
 aclnnStatus setTensorAddr(const char* fn, aclOpExecutor* executor, size_t index, aclTensor* tensor, void* addr,
                           bool input) {
+  // nnopbase checks the tensor first, then the executor (561103 for either).
+  if (tensor == nullptr) return fail(ACLNN_ERR_INNER_NULLPTR, fn, ": tensor is nullptr");
+  if (executor == nullptr) return fail(ACLNN_ERR_INNER_NULLPTR, fn, ": executor is nullptr");
   Executors& ex = executors();
   std::lock_guard lock(ex.mutex);
   if (!ex.live.contains(executor))
     return fail(ACLNN_ERR_PARAM_INVALID, fn, ": executor ", executor, " is not a live executor");
   std::vector<aclTensor*>& tensors = input ? executor->inputs : executor->outputs;
+  const char* kind = input ? "input" : "output";
   if (index >= tensors.size())
     return fail(ACLNN_ERR_PARAM_INVALID, fn, ": index ", index, " is out of range; the ", executor->op,
-                " executor has ", tensors.size(), input ? " input" : " output", tensors.size() == 1 ? "" : "s");
-  tensors[index]->data = addr;
-  if (tensor != nullptr) tensor->data = addr;
+                " executor has ", tensors.size(), " ", kind, tensors.size() == 1 ? "" : "s");
+  // nnopbase updates the object it is given: any other aclTensor than the
+  // one bound at phase 1 would change, and the executor would keep reading
+  // the old address.
+  if (tensors[index] != tensor)
+    return fail(ACLNN_ERR_PARAM_INVALID, fn, ": aclTensor ", static_cast<const void*>(tensor), " is not the ",
+                kind, " ", index, " the ", executor->op, " executor was built with (",
+                static_cast<const void*>(tensors[index]), "); rebinding it would leave the executor's address unchanged");
+  tensor->data = addr;
   return ACLNN_SUCCESS;
 }
 
 }  // namespace
 
-aclOpExecutor* newExecutor(std::string op, std::vector<Param> params, uint64_t workspaceSize, Kernel kernel) {
+aclOpExecutor* newExecutor(std::string op, std::vector<Param> params, uint64_t workspaceSize, Kernel kernel,
+                           bool canRepeat) {
   auto e = std::make_unique<aclOpExecutor>();
+  e->canRepeat = canRepeat;
   e->op = std::move(op);
   e->params = std::move(params);
   e->workspaceSize = workspaceSize;
   e->kernel = std::move(kernel);
   for (Param& p : e->params)
-    for (std::optional<aclTensor>& t : p.tensors)
-      if (t) (p.role == Role::kInput ? e->inputs : e->outputs).push_back(&*t);
+    for (BoundTensor& t : p.tensors)
+      if (t.tensor != nullptr) (p.role == Role::kInput ? e->inputs : e->outputs).push_back(t.tensor);
   Executors& ex = executors();
   std::lock_guard lock(ex.mutex);
   ex.live.insert(e.get());
@@ -214,11 +232,18 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
       return fail(ACLNN_ERR_PARAM_INVALID, op, ": executor ", executor,
                   " is not live (destroyed, or already launched without aclSetAclOpExecutorRepeatable)");
     }
-    if (!executor->repeatable) {
+    // CANN's executor frees itself on this error, repeatable or not.
+    const bool noWorkspace = workspaceSize > 0 && workspace == nullptr;
+    if (!executor->repeatable || noWorkspace) {
       ex.live.erase(executor);
       owned.reset(executor);
       c.liveExecutors--;
     }
+  }
+  if (workspaceSize > 0 && workspace == nullptr) {
+    c.rejectedLaunches++;
+    return fail(ACLNN_ERR_PARAM_NULLPTR, op, ": workspace is nullptr but workspaceSize is ", workspaceSize,
+                " (CANN destroys the executor, even a repeatable one)");
   }
   if (executor->op != op) {
     c.rejectedLaunches++;
@@ -275,17 +300,21 @@ using namespace fsim;
 extern "C" {
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
+  if (executor == nullptr) return fail(ACLNN_ERR_INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is nullptr");
   Executors& ex = executors();
   std::lock_guard lock(ex.mutex);
   if (!ex.live.contains(executor))
     return fail(ACLNN_ERR_PARAM_INVALID, "aclSetAclOpExecutorRepeatable: executor ", executor,
                 " is not a live executor");
+  // CANN refuses (561000, a warning only) for executors that cannot be
+  // replayed, such as an operator's whose output shape depends on the data.
+  if (!executor->canRepeat) return ACLNN_ERR_INNER;
   executor->repeatable = true;
   return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
-  if (executor == nullptr) return ACLNN_SUCCESS;
+  if (executor == nullptr) return fail(ACLNN_ERR_INNER_NULLPTR, "aclDestroyAclOpExecutor: executor is nullptr");
   Executors& ex = executors();
   {
     std::lock_guard lock(ex.mutex);
