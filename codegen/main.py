@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from codegen import gen_aclnn_header, gen_kernels, gen_support
+from codegen import gen_aclnn_header, gen_kernels, gen_support, verify_cann
 from codegen.errors import Problems, RegistryError
 from codegen.file_manager import FileManager
 from codegen.lint import lint_handwritten
@@ -62,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
                       help="exit 1 with a diff if csrc/generated/ is stale, or if csrc/handwritten/ fails the lint")
     mode.add_argument("--report", action="store_true", help="print every op's device policy")
     mode.add_argument("--explain", metavar="OP", help="print an op's schema, policy and generated C++")
+    mode.add_argument("--verify-cann", metavar="DIR", nargs="+",
+                      help="compare the registry's prototypes and the project's CANN declarations with checkouts of "
+                           "CANN's repositories (ops-math, ops-nn, ops-transformer, opbase, runtime; "
+                           "[repo=]path[@commit]); exit 1 on any difference")
     parser.add_argument("--format", choices=("md", "json"), default="md", help="--report format (default md)")
     parser.add_argument("--root", default=REPO_ROOT, help="repository root (default: this checkout)")
     parser.add_argument("--yaml-dir", help="registry folder (default ROOT/yaml)")
@@ -77,6 +81,26 @@ def _fix_command(args: argparse.Namespace) -> str:
         if value is not None and not (flag == "root" and value == REPO_ROOT):
             parts.append(f"--{flag.replace('_', '-')} {value}")
     return " ".join(parts)
+
+
+def _verify_cann(dirs: list[str], registry: Registry, paths: Paths) -> int:
+    checkouts, problems = verify_cann.parse_checkouts(dirs)
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 2
+    differences, compared, subset = verify_cann.verify(registry, paths.root, checkouts,
+                                                       paths.show(paths.aclnn_yaml))
+    for checkout in sorted(checkouts.values(), key=lambda c: c.repo):
+        print(f"hicann/{checkout.repo} at {checkout.commit}")
+    unchecked = sorted({p.source_repo for p in registry.prototypes} - set(checkouts))
+    for line in differences:
+        print(line)
+    print(f"{compared} of {len(registry.prototypes)} prototypes compared"
+          + (f" (no checkout of {', '.join(unchecked)})" if unchecked else "")
+          + f", {subset} functions and constants of csrc/include/flagos/acl_subset_*.h"
+          + f"; {len(differences)} difference(s)")
+    return 1 if differences else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stdout.write(text)
         return 0
+    if args.verify_cann:
+        return _verify_cann(args.verify_cann, generation.registry, paths)
     if args.check:
         failed = False
         diff = files.diff()
