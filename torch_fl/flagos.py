@@ -100,14 +100,66 @@ def stream(s: Optional[torch.Stream]) -> Iterator[None]:
         _C._exchange_stream(previous, s.device_index)
 
 
+def memory_stats(device: DeviceLike = None) -> dict:
+    """The caching allocator's statistics of `device`, named as torch.cuda.memory_stats names them."""
+    return dict(sorted(_C._memory_stats(_index(device)).items()))
+
+
 def memory_allocated(device: DeviceLike = None) -> int:
     """Bytes in live flagos tensors on `device`."""
-    return _C._memory_stats(_index(device))["allocated_bytes"]
+    return _C._memory_stats(_index(device))["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device: DeviceLike = None) -> int:
+    """The peak of memory_allocated since the start or the last reset_peak_memory_stats."""
+    return _C._memory_stats(_index(device))["allocated_bytes.all.peak"]
 
 
 def memory_reserved(device: DeviceLike = None) -> int:
     """Bytes the allocator holds from the runtime on `device` (live or cached)."""
-    return _C._memory_stats(_index(device))["reserved_bytes"]
+    return _C._memory_stats(_index(device))["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device: DeviceLike = None) -> int:
+    return _C._memory_stats(_index(device))["reserved_bytes.all.peak"]
+
+
+def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+    _C._reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
+    _C._reset_accumulated_memory_stats(_index(device))
+
+
+def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
+    """A table of memory_stats, in the spirit of torch.cuda.memory_summary."""
+    index = _index(device)
+    stats = memory_stats(index)
+    rows = [("Allocated memory", "allocated_bytes", True), ("Active memory", "active_bytes", True),
+            ("Requested memory", "requested_bytes", True), ("Reserved memory", "reserved_bytes", True),
+            ("Allocations", "allocation", False), ("Active allocs", "active", False),
+            ("Device reserved segments", "segment", False)]
+    width = 75
+    lines = ["=" * width, f" flagos:{index} caching allocator (torch_fl)".ljust(width), "-" * width,
+             f"{'Metric':<28}{'Cur Usage':>12}{'Peak Usage':>12}{'Tot Alloc':>12}{'Tot Freed':>11}", "-" * width]
+
+    def show(value: int, as_bytes: bool) -> str:
+        if not as_bytes:
+            return str(value)
+        for unit in ("B", "KiB", "MiB", "GiB"):
+            if abs(value) < 1024 or unit == "GiB":
+                return f"{value:.0f} {unit}" if unit == "B" else f"{value:.2f} {unit}"
+            value /= 1024
+        return str(value)
+
+    for title, key, as_bytes in rows:
+        values = [stats[f"{key}.all.{field}"] for field in ("current", "peak", "allocated", "freed")]
+        lines.append(f"{title:<28}" + "".join(f"{show(v, as_bytes):>12}" for v in values[:3])
+                     + f"{show(values[3], as_bytes):>11}")
+    lines += ["-" * width,
+              f"{'Alloc retries':<28}{stats['num_alloc_retries']:>12}   OOMs: {stats['num_ooms']}", "=" * width]
+    return "\n".join(lines) + "\n"
 
 
 def empty_cache() -> None:

@@ -56,14 +56,37 @@ PYBIND11_MODULE(_C, m) {
     flagos::synchronize_stream(stream_of(id, d));
   });
 
+  // The allocator's statistics of one device, as torch.cuda.memory_stats
+  // names them ("allocated_bytes.all.current", ...).
   m.def("_memory_stats", [](c10::DeviceIndex d) {
-    const flagos::MemoryStats s = flagos::memory_stats(d);
+    const c10::CachingDeviceAllocator::DeviceStats s = flagos::device_stats(d);
     py::dict out;
-    out["allocated_bytes"] = s.allocated_bytes;
-    out["reserved_bytes"] = s.reserved_bytes;
-    out["live_blocks"] = s.live_blocks;
+    auto add = [&out](const std::string& name, const c10::CachingAllocator::StatArray& stat) {
+      const char* pools[] = {"all", "small_pool", "large_pool"};
+      for (size_t i = 0; i < 3; ++i) {
+        out[py::str(name + "." + pools[i] + ".current")] = stat[i].current;
+        out[py::str(name + "." + pools[i] + ".peak")] = stat[i].peak;
+        out[py::str(name + "." + pools[i] + ".allocated")] = stat[i].allocated;
+        out[py::str(name + "." + pools[i] + ".freed")] = stat[i].freed;
+      }
+    };
+    add("allocation", s.allocation);
+    add("segment", s.segment);
+    add("active", s.active);
+    add("inactive_split", s.inactive_split);
+    add("allocated_bytes", s.allocated_bytes);
+    add("reserved_bytes", s.reserved_bytes);
+    add("active_bytes", s.active_bytes);
+    add("inactive_split_bytes", s.inactive_split_bytes);
+    add("requested_bytes", s.requested_bytes);
+    out["num_alloc_retries"] = s.num_alloc_retries;
+    out["num_ooms"] = s.num_ooms;
+    out["num_device_alloc"] = s.num_device_alloc;
+    out["num_sync_all_streams"] = s.num_sync_all_streams;
     return out;
   });
+  m.def("_reset_peak_memory_stats", &flagos::reset_peak_stats);
+  m.def("_reset_accumulated_memory_stats", &flagos::reset_accumulated_stats);
   m.def("_empty_cache", [] { flagos::empty_cache(); });
 
   // Diagnostic switch for negative-control tests and overhead benchmarks.

@@ -1,4 +1,6 @@
-// The flagos device allocator: one caching pool per device.
+// The flagos device allocator: one caching pool per device, registered with
+// c10 as PrivateUse1's DeviceAllocator (storages, torch.load, deepcopy and
+// torch.accelerator's memory API all go through it).
 //
 // Memory is always allocated on the device the caller asks for (the device
 // of the DataPtr), never on the ambient current device. Freed blocks go back
@@ -8,13 +10,14 @@
 #pragma once
 
 #include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 
 #include <optional>
 
 namespace flagos {
 
 // The allocator registered for PrivateUse1: allocates on the current device.
-c10::Allocator* device_allocator();
+c10::DeviceAllocator* device_allocator();
 // An allocator bound to one device: what flagos storages keep, so that a
 // storage that grows later grows on its own device.
 c10::Allocator* device_allocator(c10::DeviceIndex device);
@@ -27,12 +30,10 @@ c10::DataPtr allocate_on(c10::DeviceIndex device, size_t nbytes);
 // what the allocator knows, so it works on real hardware too.
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 
-struct MemoryStats {
-  size_t allocated_bytes = 0;  // in live tensors
-  size_t reserved_bytes = 0;   // held from the runtime, live or cached
-  size_t live_blocks = 0;
-};
-MemoryStats memory_stats(c10::DeviceIndex device);
+// The statistics of one device, in c10's form (torch.flagos.memory_stats).
+c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device);
+void reset_peak_stats(c10::DeviceIndex device);
+void reset_accumulated_stats(c10::DeviceIndex device);
 
 // Returns every cached block of every device to the runtime.
 void empty_cache();

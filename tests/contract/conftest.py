@@ -1,0 +1,33 @@
+"""Helpers for the PyTorch device-contract tests: crash-prone code runs in a
+fresh interpreter, so that a regression fails its test instead of killing
+the suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_python(code: str, timeout: int = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Runs `code` (import torch, torch_fl first) in a subprocess; the result carries its exit code,
+    which is negative when a signal (SIGSEGV: -11) killed it."""
+    program = "import torch\nimport torch_fl\n" + textwrap.dedent(code)
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def python():
+    def check(code: str, **kwargs) -> str:
+        result = run_python(code, **kwargs)
+        assert result.returncode == 0, (
+            f"exit code {result.returncode}{' (killed by a signal)' if result.returncode < 0 else ''}\n"
+            f"stdout:\n{result.stdout}\nstderr:\n{result.stderr[-4000:]}")
+        return result.stdout
+    return check
