@@ -5,9 +5,17 @@
 // first waits for the source device's current stream, then moves the bytes
 // with a peer copy issued from the destination device. The caller's current
 // device is left as it was.
+//
+// Conjugate and negative views: ATen's copy_ hands a source with the conj
+// (or neg) bit to _copy_from, which therefore passes through the Conjugate
+// and Negative keys (their fallback would resolve the bit by copying, i.e.
+// by calling _copy_from again, forever). The copy moves the physical values,
+// then conjugates (or negates) the destination.
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_neg_view.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
 #include <array>
@@ -105,9 +113,41 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   }
 }
 
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+// The physical values of a tensor with the conj or neg bit: the same
+// memory, the bit dropped (a view).
+at::Tensor physical(const at::Tensor& t) {
+  at::Tensor out = t.is_conj() ? t.conj() : t;
+  return out.is_neg() ? at::_neg_view(out) : out;
+}
+
+// dst = conj(dst) and/or -dst, in place, on dst's device. Complex values
+// change through their real view (ACLNN's Neg takes no complex dtype).
+void apply_bits(const at::Tensor& dst, bool conj, bool neg) {
+  if (!dst.is_complex()) {
+    if (neg) dst.neg_();
+    return;
+  }
+  const at::Tensor parts = at::view_as_real(dst);
+  if (neg) parts.select(-1, 0).neg_();
+  if (conj != neg) parts.select(-1, 1).neg_();
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
+
+at::Tensor copy_physical(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(!dst.is_conj() && !dst.is_neg(), "flagos: copying into a conjugate or negative view: "
+              "resolve it first (resolve_conj(), resolve_neg())");
+  copy_from(physical(self), dst, non_blocking);
+  apply_bits(dst, self.is_conj(), self.is_neg());
+  return dst;
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   if (dst.numel() == 0) {
     return dst;
+  }
+  if (self.is_conj() || self.is_neg() || dst.is_conj() || dst.is_neg()) {
+    return copy_physical(self, dst, non_blocking);
   }
   if (self.is_privateuseone() && dst.is_privateuseone()) {
     if (self.device() == dst.device()) {
@@ -130,9 +170,29 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, /*non_blocking=*/false);
 }
 
+// conj_physical into `out`: the values, then the imaginary parts negated.
+at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
+  check_same_device("conj_physical.out", {{"self", self}, {"out", out}});
+  at::native::resize_output(out, self.sizes());
+  copy_from(physical(self), out, /*non_blocking=*/false);
+  apply_bits(out, !self.is_conj(), self.is_neg());
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
+}
+
+// The copies handle the bits themselves (see the top of this file).
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace

@@ -152,3 +152,30 @@ def test_absent_optionals_are_part_of_the_cache_key():
     assert torch.allclose(with_weight.cpu(), torch.nn.functional.layer_norm(x, (6,), weight=w), atol=1e-5)
     assert torch.allclose(with_bias.cpu(), torch.nn.functional.layer_norm(x, (6,), bias=b), atol=1e-5)
     assert "aclnnLayerNorm" in torch_fl.sim.stats()["op_launches"]
+
+
+def test_cached_executor_keeps_its_argument_objects_and_a_hit_makes_none():
+    # nnopbase's executors use the aclTensor objects they were built with, and
+    # rebinding updates those objects: the cache keeps them with the executor.
+    x = torch.empty(17, device="flagos:1")
+    C._reset_executor_cache_stats()
+    x.fill_(2.75)  # miss: phase 1 with new objects (tensor, scalar), which the cache keeps
+    x.fill_(2.75)
+    assert (C._executor_cache_stats()["misses"], C._executor_cache_stats()["hits"]) == (1, 1)
+    y = torch.empty(17, device="flagos:1")
+    before = torch_fl.sim.stats()["live_arguments"]
+    y.fill_(2.75)  # a hit, rebound to y's storage
+    assert torch_fl.sim.stats()["live_arguments"] == before
+    assert y.cpu().tolist() == [2.75] * 17 and x.cpu().tolist() == [2.75] * 17
+
+
+def test_an_executor_that_cannot_repeat_runs_once_and_is_not_cached():
+    # CANN refuses aclSetAclOpExecutorRepeatable for data-dependent operators (561000).
+    x = torch.arange(6.0, device="flagos:2")
+    mask = x > 2
+    C._reset_executor_cache_stats()
+    executors = torch_fl.sim.stats()["live_executors"]
+    for _ in range(3):
+        assert torch.masked_select(x, mask).cpu().tolist() == [3.0, 4.0, 5.0]
+    assert torch_fl.sim.stats()["op_launches"]["aclnnMaskedSelect"] == 3
+    assert torch_fl.sim.stats()["live_executors"] <= executors + 1  # the count kernel's, at most
