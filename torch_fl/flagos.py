@@ -170,12 +170,62 @@ def _is_in_bad_fork() -> bool:
     return False
 
 
+# ---- random numbers: one (seed, offset) generator per device ----------------
+
+default_generators: tuple = tuple(_C._default_generator(index) for index in range(_C._device_count()))
+
+
 def manual_seed(seed: int) -> None:
     """Seeds the generator of the current device."""
-    _C._manual_seed(current_device(), int(seed))
+    default_generators[current_device()].manual_seed(int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
     """Seeds the generator of every device (torch.manual_seed calls this)."""
-    for index in range(device_count()):
-        _C._manual_seed(index, int(seed))
+    for generator in default_generators:
+        generator.manual_seed(int(seed))
+
+
+def seed() -> None:
+    """Seeds the generator of the current device with a random number."""
+    default_generators[current_device()].seed()
+
+
+def seed_all() -> None:
+    for generator in default_generators:
+        generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed of the current device's generator."""
+    return default_generators[current_device()].initial_seed()
+
+
+def get_rng_state(device: DeviceLike = "flagos") -> torch.Tensor:
+    """The generator state of `device`: a uint8 CPU tensor (the seed, then the offset)."""
+    return default_generators[_index(device)].get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device: DeviceLike = "flagos") -> None:
+    default_generators[_index(device)].set_state(new_state)
+
+
+def get_rng_state_all() -> list:
+    return [generator.get_state() for generator in default_generators]
+
+
+def set_rng_state_all(new_states) -> None:
+    for generator, state in zip(default_generators, new_states):
+        generator.set_state(state)
+
+
+# ---- automatic mixed precision -------------------------------------------------
+
+
+def get_amp_supported_dtype() -> list:
+    """The dtypes torch.autocast("flagos") may cast to."""
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return True

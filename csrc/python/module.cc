@@ -1,6 +1,7 @@
 // torch_fl._C: the Python face of the backend. The only translation unit
 // that includes torch/extension.h (it costs ~25 s to compile).
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
 #include <mutex>
@@ -109,6 +110,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_fallback_counts", &flagos::reset_fallback_counts);
   m.def("_set_strict", &flagos::set_strict);
   m.def("_strict", &flagos::strict);
+  // The default generator of a device, as a torch.Generator sharing its state.
+  m.def("_default_generator", [](c10::DeviceIndex d) {
+    flagos::check_device_index(d);
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(at::detail::getPrivateUse1Hooks().getDefaultGenerator(d)));
+  });
   m.def("_manual_seed", [](c10::DeviceIndex d, uint64_t seed) {
     // A copy shares the generator's implementation, so seeding it seeds the default.
     at::Generator generator = at::detail::getPrivateUse1Hooks().getDefaultGenerator(d);
