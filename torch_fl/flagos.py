@@ -229,3 +229,18 @@ def get_amp_supported_dtype() -> list:
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     return True
+
+
+# ---- torch.compile -----------------------------------------------------------------
+
+_INDUCTOR_HOOKS = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")
+
+
+def __getattr__(name: str):
+    # Inductor looks these up on the device module when it first compiles a
+    # flagos graph (torch_fl/_inductor.py); importing Inductor costs seconds.
+    if name in _INDUCTOR_HOOKS:
+        from torch_fl import _inductor
+
+        return getattr(_inductor, name)
+    raise AttributeError(f"module 'torch.flagos' has no attribute {name!r}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -16,10 +17,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def run_python(code: str, timeout: int = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     """Runs `code` (import torch, torch_fl first) in a subprocess; the result carries its exit code,
-    which is negative when a signal (SIGSEGV: -11) killed it."""
+    which is negative when a signal (SIGSEGV: -11) killed it. torch.compile's caches go to a fresh
+    folder, so that no artifact of another build is reused."""
     program = "import torch\nimport torch_fl\n" + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=timeout,
-                          cwd=ROOT, env={**os.environ, **(env or {})})
+    with tempfile.TemporaryDirectory() as cache:
+        return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=timeout,
+                              cwd=ROOT, env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, **(env or {})})
 
 
 @pytest.fixture
