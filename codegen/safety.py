@@ -193,9 +193,13 @@ def cstring(value: object) -> str:
     return "".join(out)
 
 
+_TOKEN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+
+
 def ident(value: object) -> str:
-    """A C++ identifier from the registry; refuses (raises) anything else. The registry
-    has validated it already: this is the templates' second line of defence."""
-    if not isinstance(value, str) or not _NAME.fullmatch(value) or "__" in value or value in CPP_KEYWORDS:
+    """One C++ identifier token; refuses (raises) anything else. The registry has
+    validated its names already: this is the templates' second line of defence,
+    which keeps any other text from being rendered as code."""
+    if not isinstance(value, str) or not _TOKEN_NAME.fullmatch(value) or value in CPP_KEYWORDS:
         raise ValueError(f"refusing to render {value!r} as a C++ identifier")
     return value
