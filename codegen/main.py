@@ -131,7 +131,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len(generation.registry.handwritten)} handwritten); handwritten lint passed")
         return 1 if failed else 0
 
-    touched = files.write()
+    try:
+        touched = files.write()
+    except OSError as error:
+        print(f"error: cannot write {paths.show(out_dir)}: {error}; the generated files are as they were",
+              file=sys.stderr)
+        return 1
     listed = ": " + ", ".join(touched) if 0 < len(touched) <= 12 else ""
     print(f"{len(generation.kernels)} ops in {len(generation.files)} files: {len(touched)} written{listed}")
     for name in files.foreign():
