@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{paths.show(out_dir)}/{name}: not written by the generator, yet the build would compile or "
                   f"include it\n    fix: delete it, or generate it from the registry", file=sys.stderr)
             failed = True
-        lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show)
+        lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show, schemas)
         if lint:
             print(f"handwritten-kernel lint: {len(lint)} problem(s)", file=sys.stderr)
             for problem in lint:

@@ -108,3 +108,141 @@ FLAGOS_GUARDED_LAUNCH(device,
 def test_registrations():
     text = 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("aten::mm", TORCH_FN(f));\n  // m.impl("bmm", g)\n}\n'
     assert registrations(text) == [("mm", 2)]
+
+
+# ---- declared policy against the kernel's launches -------------------------------
+
+NLL_BACKWARD = "- op: nll_loss_backward\n  guard: first-tensor\n"
+NLL_DEVICE = "const LaunchDevice device = launch_device_of(self, grad_output);"
+
+
+def _nll_launch_line(ws) -> int:
+    return ws.line_of("csrc/handwritten/indexing_ops.cc", "FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward")
+
+
+def test_the_repository_kernels_match_their_policies(ws):
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 0, run.err
+
+
+def test_declared_none_with_an_unguarded_kernel_fails(ws):
+    """Issue 13: `none` in the YAML and an unguarded launch in the kernel passed every check."""
+    ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
+            "- op: nll_loss_backward\n  guard: none\n  reason: runs on the current device\n")
+    ws.edit("csrc/handwritten/indexing_ops.cc", NLL_DEVICE, "const LaunchDevice device = no_launch_device();")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    line = _nll_launch_line(ws)
+    assert (f"csrc/handwritten/indexing_ops.cc:{line}: nll_loss_backward declares guard none, so it launches "
+            "nothing guarded") in run.err
+    assert "launches aclnnNLLLossBackward on no launch device (the thread's current device)" in run.err
+    assert "flagos-lint: allow-launch-device(<reason>)" in run.err
+
+
+def test_declared_none_with_a_guarded_kernel_fails(ws):
+    ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
+            "- op: nll_loss_backward\n  guard: none\n  reason: runs on the current device\n")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "nll_loss_backward declares guard none" in run.err
+    assert "on the device of `grad_output`, `self`" in run.err
+    assert "fix: declare `guard: first-tensor`" in run.err
+
+
+def test_an_unguarded_kernel_under_a_guarded_policy_fails(ws):
+    ws.edit("csrc/handwritten/indexing_ops.cc", NLL_DEVICE, "const LaunchDevice device = no_launch_device();")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    assert f"indexing_ops.cc:{_nll_launch_line(ws)}: nll_loss_backward declares guard first-tensor" in run.err
+
+
+def test_changing_a_declared_policy_alone_fails(ws):
+    """Issue 13: zero_'s declared policy changed, its kernel untouched: --report would be wrong."""
+    ws.edit("yaml/handwritten.yaml", "- op: zero_\n  guard: first-tensor\n",
+            "- op: zero_\n  guard: none\n  reason: any device will do\n")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    line = ws.line_of("csrc/handwritten/fill.cc", "aclnnInplaceZero, self)")
+    assert f"csrc/handwritten/fill.cc:{line}: zero_ declares guard none" in run.err
+    assert "fix: declare `guard: explicit-arg` with `guard_arg: self`" in run.err
+
+
+def test_an_equivalent_policy_passes(ws):
+    """zero_ has one tensor: first-tensor and explicit-arg self guard the same device."""
+    ws.edit("yaml/handwritten.yaml", "- op: zero_\n  guard: first-tensor\n",
+            "- op: zero_\n  guard: explicit-arg\n  guard_arg: self\n")
+    assert ws.run().code == 0
+    assert ws.run("--check").code == 0
+
+
+def test_explicit_arg_must_name_the_launch_device(ws):
+    ws.edit("yaml/handwritten.yaml", "- op: mm\n  guard: first-tensor\n",
+            "- op: mm\n  guard: explicit-arg\n  guard_arg: mat2\n")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "mm declares guard explicit-arg `mat2`" in run.err
+    assert "launches aclnnMm on the device of `mat2`, `self`" in run.err
+
+
+def test_a_launch_device_the_lint_cannot_trace_fails(ws):
+    ws.edit("csrc/handwritten/fill.cc", "FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceZero, self);",
+            "FLAGOS_GUARDED_LAUNCH(some_global_device, aclnnInplaceZero, self);")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "zero_ the lint cannot tell which argument the launch device comes from" in run.err
+    assert "`some_global_device`, which the lint cannot trace to an argument" in run.err
+
+
+def test_device_exemption_needs_a_reason(ws):
+    ws.edit("csrc/handwritten/copy.cc", "allow-launch-device(packs a copy's source on the source's own device "
+            "before the transfer)", "allow-launch-device( )")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "the allow-launch-device exemption gives no reason" in run.err
+    ws.edit("csrc/handwritten/copy.cc", "  // flagos-lint: allow-launch-device( )\n", "")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "_copy_from declares guard explicit-arg `dst`" in run.err
+    assert "launches aclnnInplaceCopy on the device of `self`" in run.err
+
+
+def test_traces_through_helpers_and_locals():
+    """Parameters bind to the caller's arguments, locals to their initializers."""
+    from codegen.lint import DeviceTracer, Frame, _walk, read_source
+
+    source = read_source("x.cc", """
+void helper(const LaunchDevice& device, const at::Tensor& t) {
+  FLAGOS_GUARDED_LAUNCH(device, aclnnA, t);
+}
+void on_tensor(const at::Tensor& t) { FLAGOS_GUARDED_LAUNCH(t, aclnnB, t); }
+at::Tensor kernel(const at::Tensor& self, const at::Tensor& other, int64_t dim) {
+  const std::vector<at::Tensor> list(other.begin(), other.end());
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, self.sizes(), at::kFloat);
+  helper(device, out);
+  on_tensor(dim > 0 ? out : self);
+  on_tensor(list[0]);
+  FLAGOS_GUARDED_LAUNCH(no_launch_device(), aclnnC, self);
+  return out;
+}
+""")
+    table = {}
+    for function in source.functions:
+        table.setdefault(function.name, []).append((source, function))
+    kernel = next(f for f in source.functions if f.name == "kernel")
+    found = []
+    _walk(Frame(source, kernel, {}, {"self": "self", "other": "other", "dim": "dim"}), table, (id(kernel),), found)
+    tracer = DeviceTracer()
+    result = sorted((launch.operator, sorted(tracer.sources(launch.device, frame, launch.position)))
+                    for launch, frame in found)
+    assert result == [("aclnnA", ["self"]), ("aclnnB", ["other"]), ("aclnnB", ["self"]),
+                      ("aclnnC", ["no launch device"])]
