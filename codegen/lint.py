@@ -1,23 +1,38 @@
-"""The handwritten-kernel lint (run by --check).
+"""The kernel lint (run by --check): no ACLNN launch around FLAGOS_GUARDED_LAUNCH.
 
-Handwritten kernels must launch ACLNN operators only through
-FLAGOS_GUARDED_LAUNCH(device, aclnnX, ...), which guards the launch device.
-A file in csrc/handwritten/ fails when it
-  - calls an ACLNN operator (`aclnnX(...)`) or passes one to anything other
-    than FLAGOS_GUARDED_LAUNCH (`EXEC_NPU_CMD(aclnnX, ...)`, `&aclnnX`),
-    unless the line or the one above says
-    `// flagos-lint: allow-raw-launch(<reason>)`;
-  - registers an op (m.impl("<op>", ...)) that yaml/handwritten.yaml does not
+Every file of csrc/ but the simulator (csrc/sim/, which implements the
+operators) and the generator's own output (csrc/generated/, which --check
+compares byte for byte with what the generator writes) is read after the
+preprocessor's first phases (line splices joined, comments and literals
+blanked, digraphs spelled out) and fails, with file:line, when it
+
+  - names an ACLNN operator (`aclnnX`, or the fragment `aclnn`) anywhere but
+    as the operator of FLAGOS_GUARDED_LAUNCH(device, aclnnX, ...), in an
+    unevaluated operand (decltype, sizeof, noexcept, alignof, typeid) or as
+    a type of the generated traits (flagos::aclnn::aclnnX): a call, a
+    pointer, a macro argument, a using-declaration all count;
+  - names an ACLNN symbol in a string literal (a lookup by name);
+  - resolves symbols by name (opapi_symbol, dlsym, dlopen) or uses the
+    launch path's internals (flagos::launch<...>, OpApi, run_launch, the
+    guard switch) outside csrc/runtime/launch.h and their implementations;
+  - pastes tokens (`##`, C10_CONCATENATE), defines or undefines
+    FLAGOS_GUARDED_LAUNCH, defines any macro in a kernel file, includes a
+    file outside the scanned tree, or registers a kernel under an op name
+    that is not a string literal.
+The first two accept `// flagos-lint: allow-raw-launch(<reason>)` on the
+line or the line above. Files of csrc/handwritten/ also fail when they
+  - register an op (m.impl("<op>", ...)) that yaml/handwritten.yaml does not
     list for that file; or when an op listed there is not registered in its file;
-  - launches, from the kernel it registers for an op, on another device than
+  - launch, from the kernel they register for an op, on another device than
     the op's declared guard/guard_arg (check_policies; docs/codegen.md).
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codegen import cpp
 from codegen.model import Guard, HandwrittenEntry, Location, Registry
@@ -25,11 +40,27 @@ from codegen.schemas import OpSchema, aten_schemas
 
 SOURCE_EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")
 
-_ACLNN = re.compile(r"\baclnn[A-Z]\w*")
+_ACLNN = re.compile(r"\baclnn[A-Za-z0-9_]*", re.ASCII)
 _NOT_OPERATORS = {"aclnnStatus"}  # the status type, not an operator
+_UNEVALUATED = {"decltype", "sizeof", "alignof", "noexcept", "typeid", "__typeof__", "typeof", "__alignof__"}
 _LAUNCH_MACRO = re.compile(r"\bFLAGOS_GUARDED_LAUNCH\s*\(")
 _IMPL = re.compile(r"\b\w+\s*\.\s*impl\s*\(\s*\"([^\"]+)\"")
 _EXEMPTION = re.compile(r"//\s*flagos-lint:\s*allow-raw-launch\((?P<reason>[^)]*)\)")
+_RAW_STRING = re.compile(r'(?:u8|u|U|L)?R"([^ ()\\\t\v\f\n]{0,16})\(')
+
+# What only the launch path itself may use, by file (relative to csrc/).
+_RESOLVERS = re.compile(r"\b(opapi_symbol|dlsym|dlvsym|dlopen|dlmopen)\b")
+_INTERNALS = re.compile(r"\b(OpApi|launch_with|run_launch|LaunchRecord|BoundArgs|PhaseOneCall|PhaseTwoFn|"
+                        r"PhaseOneParams|visit_argument|set_guards_enabled|guards_enabled)\b|\blaunch\s*<")
+_GUARD_SWITCH = {"set_guards_enabled", "guards_enabled"}
+_PASTING = re.compile(r"##|\b(C10_CONCATENATE|C10_CONCATENATE_IMPL|BOOST_PP_CAT)\b")
+_ALLOWED = {
+    "runtime/launch.h": {"everything"},  # the one sanctioned launch path
+    "runtime/launch.cc": {"internals"},
+    "runtime/opapi.cc": {"resolvers"},  # implements opapi_symbol
+    "runtime/opapi.h": {"resolvers"},  # declares it
+    "python/module.cc": {"guard switch"},  # the diagnostic binding
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -42,33 +73,105 @@ class LintProblem:
         return f"{self.loc}: {self.message}\n    fix: {self.fix}"
 
 
-def blank_comments(text: str, strings_too: bool) -> str:
-    """`text` with comments (and string literals) replaced by spaces; offsets and lines kept."""
-    out = list(text)
+# ---- reading a source file as the compiler does ---------------------------------
+
+
+def _literals_and_comments(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(comment spans, literal spans) of `text`: // and /* */ comments; string, raw string
+    and character literals (a `'` inside a number is a digit separator, not a literal)."""
+    comments, literals = [], []
     i, n = 0, len(text)
     while i < n:
+        char = text[i]
         if text.startswith("//", i):
             end = text.find("\n", i)
             end = n if end < 0 else end
-        elif text.startswith("/*", i):
+            comments.append((i, end))
+            i = end
+            continue
+        if text.startswith("/*", i):
             end = text.find("*/", i + 2)
             end = n if end < 0 else end + 2
-        elif text[i] in "\"'":
-            quote, end = text[i], i + 1
-            while end < n and text[end] != quote and text[end] != "\n":
-                end += 2 if text[end] == "\\" else 1
-            end = min(end + 1, n)
-            if not strings_too:
+            comments.append((i, end))
+            i = end
+            continue
+        previous = text[i - 1] if i else ""
+        if char in "uULR" and not (previous.isalnum() or previous == "_"):
+            raw = _RAW_STRING.match(text, i)
+            if raw:
+                close = text.find(")" + raw.group(1) + '"', raw.end())
+                end = n if close < 0 else close + len(raw.group(1)) + 2
+                literals.append((i, end))
                 i = end
                 continue
-        else:
-            i += 1
+        if char == "'" and (previous.isalnum() or previous == "_"):
+            word = re.search(r"[A-Za-z0-9_]+$", text[:i]).group(0)
+            if word not in ("u8", "u", "U", "L"):
+                i += 1  # a digit separator: 1'000'000
+                continue
+        if char in "\"'":
+            end = i + 1
+            while end < n and text[end] != char and text[end] != "\n":
+                end += 2 if text[end] == "\\" else 1
+            end = min(end + 1, n)
+            literals.append((i, end))
+            i = end
             continue
-        for j in range(i, end):
-            if out[j] != "\n":
+        i += 1
+    return comments, literals
+
+
+def _blank(text: str, spans: list[tuple[int, int]], out: list[str]) -> None:
+    for start, end in spans:
+        for j in range(start, end):
+            if text[j] != "\n":
                 out[j] = " "
-        i = end
+
+
+def blank_comments(text: str, strings_too: bool) -> str:
+    """`text` with comments (and string and character literals) replaced by spaces; offsets and lines kept."""
+    comments, literals = _literals_and_comments(text)
+    out = list(text)
+    _blank(text, comments + (literals if strings_too else []), out)
     return "".join(out)
+
+
+_DIGRAPHS = re.compile(r"%:%:|%:|<%|%>")
+_DIGRAPH_SPELLING = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": "} "}
+
+
+@dataclass
+class Lexed:
+    """A source after the preprocessor's first phases, with a way back to its lines."""
+
+    text: str  # as written
+    spliced: str  # backslash-newlines joined, as the compiler reads it
+    origin: list[int]  # offset in `spliced` -> offset in `text`
+    code: str  # `spliced` with comments and literals blanked, digraphs spelled out
+    literals: list[tuple[int, int]]  # string and character literals in `spliced`
+    newlines: list[int] = field(default_factory=list)
+
+    def line(self, offset: int) -> int:
+        """The line of `text` that offset `offset` of `spliced` comes from."""
+        original = self.origin[min(max(offset, 0), len(self.origin) - 1)]
+        return bisect.bisect_right(self.newlines, original - 1) + 1 if self.newlines else 1
+
+
+def lex(text: str) -> Lexed:
+    pieces, origin, last = [], [], 0
+    for splice in re.finditer(r"\\[ \t]*\n", text):
+        pieces.append(text[last:splice.start()])
+        origin.extend(range(last, splice.start()))
+        last = splice.end()
+    pieces.append(text[last:])
+    origin.extend(range(last, len(text) + 1))
+    spliced = "".join(pieces)
+    comments, literals = _literals_and_comments(spliced)
+    out = list(spliced)
+    _blank(spliced, comments + literals, out)
+    code = _DIGRAPHS.sub(lambda m: _DIGRAPH_SPELLING[m.group(0)], "".join(out))
+    newlines = [index for index, char in enumerate(text) if char == "\n"]
+    return Lexed(text, spliced, origin, code, literals, newlines)
 
 
 def _launch_operand_spans(code: str) -> list[tuple[int, int]]:
@@ -98,41 +201,160 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _directive_spans(code: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each preprocessor directive (splices already joined)."""
+    return [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"(?m)^[ \t]*#[^\n]*", code)]
+
+
+def _in_unevaluated_operand(code: str, offset: int) -> bool:
+    """Whether `offset` lies inside decltype(...), sizeof(...) and the like."""
+    depth = 0
+    for index in range(offset - 1, -1, -1):
+        char = code[index]
+        if char in ")]":
+            depth += 1
+        elif char in "([":
+            if depth:
+                depth -= 1
+                continue
+            if char == "(":
+                word = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", code[:index])
+                if word and word.group(1) in _UNEVALUATED:
+                    return True
+        elif char in ";{}" and depth == 0:
+            return False
+    return False
+
+
+def _exempt(lexed: Lexed, line: int) -> re.Match | None:
+    lines = lexed.text.split("\n")
+    for candidate in (line, line - 1):
+        if 1 <= candidate <= len(lines):
+            found = _EXEMPTION.search(lines[candidate - 1])
+            if found:
+                return found
+    return None
+
+
+def _operator_of(name: str) -> str:
+    """The operator whose entry point `name` is: aclnnX for aclnnXGetWorkspaceSize."""
+    return name[: -len("GetWorkspaceSize")] if name.endswith("GetWorkspaceSize") and name != "GetWorkspaceSize" else name
+
+
 def raw_launches(path_shown: str, text: str) -> list[LintProblem]:
-    """ACLNN operators used outside FLAGOS_GUARDED_LAUNCH in one source file."""
-    code = blank_comments(text, strings_too=True)
-    lines = text.split("\n")
+    """ACLNN operators named outside FLAGOS_GUARDED_LAUNCH (or a type-only use) in one source file."""
+    lexed = lex(text)
+    code = lexed.code
     allowed = _launch_operand_spans(code)
+    includes = [(start, end) for start, end, directive in _directive_spans(code)
+                if re.match(r"\s*#\s*include\b", directive)]
     problems = []
     for match in _ACLNN.finditer(code):
         name = match.group(0)
-        if name in _NOT_OPERATORS or any(start <= match.start() < end for start, end in allowed):
+        if name in _NOT_OPERATORS:
             continue
-        after = code[match.end():].lstrip()[:1]
-        before = code[: match.start()].rstrip()[-1:]
-        if after != "(" and before not in ("(", ",", "&"):
-            continue  # a declaration or a mention, not a launch
-        line = _line_of(text, match.start())
-        exemption = None
-        for candidate in (line, line - 1):
-            if 1 <= candidate <= len(lines):
-                found = _EXEMPTION.search(lines[candidate - 1])
-                if found:
-                    exemption = found
-                    break
+        if any(start <= match.start() and match.end() <= end and code[start:end].strip() == name
+               for start, end in allowed):
+            continue  # FLAGOS_GUARDED_LAUNCH(device, aclnnX, ...)
+        if any(start <= match.start() < end for start, end in includes):
+            continue  # #include <generated/aclnn/aclnnX.h>
+        after = code[match.end():].lstrip()
+        before = code[:match.start()].rstrip()
+        if name == "aclnn" and after.startswith("::") and not after[2:].lstrip().startswith("("):
+            continue  # the traits' namespace: flagos::aclnn::
+        if re.search(r"\baclnn\s*::$", before) and not after.startswith("("):
+            continue  # a trait type: flagos::aclnn::aclnnX::output_mask
+        if _in_unevaluated_operand(code, match.start()):
+            continue  # decltype(&aclnnXGetWorkspaceSize)
+        line = lexed.line(match.start())
+        exemption = _exempt(lexed, line)
         if exemption is not None and exemption.group("reason").strip():
             continue
-        how = "calls" if after == "(" else "passes"
+        operator = _operator_of(name)
         if exemption is not None:
             problems.append(LintProblem(Location(path_shown, line),
                                         f"{name}: the allow-raw-launch exemption gives no reason",
                                         "write `// flagos-lint: allow-raw-launch(<why this launch needs no guard>)`"))
-        else:
+        elif name == "aclnn" or not re.fullmatch(r"aclnn[A-Z]\w*", name):
             problems.append(LintProblem(
                 Location(path_shown, line),
-                f"{how} ACLNN operator {name} outside FLAGOS_GUARDED_LAUNCH: it would launch on whatever device is current",
-                f"launch it as FLAGOS_GUARDED_LAUNCH(<launch device>, {name}, ...), or mark a deliberate raw launch "
-                "with `// flagos-lint: allow-raw-launch(<reason>)`"))
+                f"builds an ACLNN operator name from the fragment `{name}`: a launch the lint cannot see",
+                "name the operator in full as the operator of FLAGOS_GUARDED_LAUNCH(<launch device>, aclnnX, ...)"))
+        else:
+            how = "calls" if after.startswith("(") else "uses"
+            problems.append(LintProblem(
+                Location(path_shown, line),
+                f"{how} ACLNN operator {name} outside FLAGOS_GUARDED_LAUNCH: it would launch on whatever device "
+                "is current",
+                f"launch it as FLAGOS_GUARDED_LAUNCH(<launch device>, {operator}, <its arguments>), or mark a "
+                "deliberate raw launch with `// flagos-lint: allow-raw-launch(<reason>)`"))
+    return problems
+
+
+def evasions(path_shown: str, relative: str, text: str) -> list[LintProblem]:
+    """Ways around FLAGOS_GUARDED_LAUNCH that name no operator where raw_launches looks: lookups
+    by name, the launch path's internals, token pasting, macros, includes of unscanned code,
+    registrations under computed names. `relative` is the path under csrc/."""
+    allowed = _ALLOWED.get(relative, set())
+    if "everything" in allowed:
+        return []
+    lexed = lex(text)
+    code = lexed.code
+    problems = []
+
+    def report(offset: int, message: str, fix: str) -> None:
+        problems.append(LintProblem(Location(path_shown, lexed.line(offset)), message, fix))
+
+    directives = _directive_spans(code)
+    for start, end in lexed.literals:
+        literal = lexed.spliced[start:end]
+        if "aclnn" not in literal or any(d_start <= start < d_end and re.match(r"\s*#\s*include", d)
+                                         for d_start, d_end, d in directives):
+            continue
+        line = lexed.line(start)
+        exemption = _exempt(lexed, line)
+        if exemption is not None and exemption.group("reason").strip():
+            continue
+        report(start, f"names an ACLNN symbol in a string ({literal[:60]}): a lookup by name would launch around "
+               "FLAGOS_GUARDED_LAUNCH",
+               "launch with FLAGOS_GUARDED_LAUNCH(<launch device>, aclnnX, ...): only csrc/runtime/launch.h resolves "
+               "entry points by name (or mark a mere mention `// flagos-lint: allow-raw-launch(<reason>)`)")
+    if "resolvers" not in allowed:
+        for match in _RESOLVERS.finditer(code):
+            report(match.start(), f"resolves symbols by name (`{match.group(1)}`) outside the launch path",
+                   "launch with FLAGOS_GUARDED_LAUNCH(<launch device>, aclnnX, ...): only csrc/runtime/launch.h "
+                   "looks ACLNN entry points up")
+    for match in _INTERNALS.finditer(code):
+        name = match.group(1) or "launch<...>"
+        if "internals" in allowed or ("guard switch" in allowed and name in _GUARD_SWITCH):
+            continue
+        report(match.start(), f"uses the launch path's internals (`{name}`): a launch through them skips the guard "
+               "or its checks", "launch with FLAGOS_GUARDED_LAUNCH(<launch device>, aclnnX, ...)")
+    for match in _PASTING.finditer(code):
+        report(match.start(), f"pastes tokens (`{match.group(0)}`): a pasted name can be an ACLNN entry point the "
+               "lint cannot see", "write identifiers out; launch with FLAGOS_GUARDED_LAUNCH(<device>, aclnnX, ...)")
+    kernel = relative.startswith("handwritten/")
+    for start, _, directive in directives:
+        macro = re.match(r"\s*#\s*(define|undef)\s+([A-Za-z_]\w*)", directive)
+        if macro and (macro.group(2) == "FLAGOS_GUARDED_LAUNCH" or kernel or not macro.group(2).startswith("FLAGOS_")):
+            what = "redefines the launch macro" if macro.group(2) == "FLAGOS_GUARDED_LAUNCH" else \
+                f"defines a macro (`{macro.group(2)}`)"
+            report(start, f"{what}: a macro can rename what the lint reads (the launch, its device, an operator)",
+                   "write the code out; kernels define no macros, and the backend's own are named FLAGOS_* "
+                   "(never FLAGOS_GUARDED_LAUNCH outside csrc/runtime/launch.h)")
+        include = re.match(r"\s*#\s*include\s*(.*)", directive)
+        if include:
+            target = lexed.spliced[start:start + len(directive)]
+            target = re.sub(r"^\s*#\s*include\s*", "", target).split("//")[0].strip()
+            path = target[1:-1] if len(target) > 1 and target[0] + target[-1] in ('""', "<>") else None
+            if path is None or ".." in path.split("/") or path.startswith(("/", "sim/")):
+                report(start, f"includes {target or 'a computed file'}: code outside the files the lint reads",
+                       "include headers by their path under csrc/ (\"runtime/launch.h\") or system headers")
+    strings_kept = blank_comments(lexed.spliced, strings_too=False)
+    for match in re.finditer(r"(\.|->)\s*impl\s*\(", strings_kept):
+        if not strings_kept[match.end():].lstrip().startswith('"'):
+            report(match.start(), "registers a kernel under an op name that is not a string literal",
+                   'write the op\'s name as a literal: m.impl("<op>", TORCH_FN(<kernel>))')
     return problems
 
 
@@ -167,11 +389,12 @@ class Source:
 
     shown: str
     text: str
-    code: str  # comments and string literals blanked
+    code: str  # as the compiler reads it, comments and literals blanked (Lexed.code)
     functions: list[cpp.Function]
+    lexed: Lexed
 
     def line(self, offset: int) -> int:
-        return _line_of(self.text, offset)
+        return self.lexed.line(offset)
 
     def exemption(self, line: int, pattern: re.Pattern) -> re.Match | None:
         lines = self.text.split("\n")
@@ -184,8 +407,9 @@ class Source:
 
 
 def read_source(shown: str, text: str) -> Source:
-    code = blank_comments(text, strings_too=True)
-    return Source(shown, text, code, cpp.functions(code, shown))
+    lexed = lex(text)
+    code = re.sub(r"(?m)^[ \t]*#[^\n]*", lambda m: " " * len(m.group(0)), lexed.code)  # directives
+    return Source(shown, text, code, cpp.functions(code, shown), lexed)
 
 
 @dataclass(frozen=True)
@@ -456,19 +680,34 @@ def _policy_fix(entry: HandwrittenEntry, schema: OpSchema, sources: frozenset[st
 
 
 def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, schemas=None) -> list[LintProblem]:
-    """Every lint problem of csrc/handwritten/ against yaml/handwritten.yaml."""
+    """Every lint problem of csrc/ (launches around the guard) and of csrc/handwritten/ against
+    yaml/handwritten.yaml (registrations, declared policies)."""
     schemas = schemas or aten_schemas()
     problems: list[LintProblem] = []
+    csrc = os.path.join(root, "csrc")
+    scanned: dict[str, str] = {}  # path -> its path under csrc/
+    for path in source_files(csrc) if os.path.isdir(csrc) else []:
+        relative = os.path.relpath(path, csrc).replace(os.sep, "/")
+        if not relative.startswith(("sim/", "generated/")):
+            scanned[path] = relative
+    for path in source_files(handwritten_dir) if os.path.isdir(handwritten_dir) else []:
+        scanned[path] = "handwritten/" + os.path.relpath(path, handwritten_dir).replace(os.sep, "/")
+    texts = {}
+    for path, relative in sorted(scanned.items()):
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            texts[path] = handle.read()
+        if _ALLOWED.get(relative) != {"everything"}:
+            problems += raw_launches(show(path), texts[path])
+        problems += evasions(show(path), relative, texts[path])
+
     generated = {entry.op: entry.loc for entry in registry.ops}
     listed = {entry.op: entry for entry in registry.handwritten}
     registered: dict[str, set[str]] = {}  # shown file -> ops it registers
     sources: dict[str, Source] = {}
     for path in source_files(handwritten_dir) if os.path.isdir(handwritten_dir) else []:
         shown = show(path)
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        text = texts[path]
         sources[shown] = read_source(shown, text)
-        problems += raw_launches(shown, text)
         for op, line in registrations(text):
             registered.setdefault(shown, set()).add(op)
             entry = listed.get(op)
@@ -495,4 +734,4 @@ def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, 
                                         f'add m.impl("{entry.op}", TORCH_FN(...)) to its TORCH_LIBRARY_IMPL block'))
     helpers = [source for shown, source in sources.items() if shown.endswith((".h", ".hh", ".hpp"))]
     problems += check_policies(registry, schemas, root, sources, helpers, show)
-    return sorted(problems)
+    return sorted(set(problems))

@@ -1,8 +1,13 @@
-"""The handwritten-kernel lint run by --check."""
+"""The kernel lint run by --check: launches around the guard, registrations, declared policies."""
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from codegen.lint import raw_launches, registrations
+from codegen.main import REPO_ROOT as REPO
 
 GUARDED = """#include "runtime/launch.h"
 at::Tensor& my_relu(at::Tensor& self) {
@@ -53,8 +58,11 @@ def test_raw_launch_fails_with_file_and_line(ws):
     assert run.code == 1
     assert "csrc/handwritten/relu.cc:5: calls ACLNN operator aclnnInplaceReluGetWorkspaceSize outside " \
            "FLAGOS_GUARDED_LAUNCH" in run.err
-    assert "csrc/handwritten/relu.cc:6: passes ACLNN operator aclnnInplaceRelu outside FLAGOS_GUARDED_LAUNCH" in run.err
-    assert "fix: launch it as FLAGOS_GUARDED_LAUNCH(<launch device>, aclnnInplaceRelu, ...)" in run.err
+    assert "csrc/handwritten/relu.cc:6: uses ACLNN operator aclnnInplaceRelu outside FLAGOS_GUARDED_LAUNCH" in run.err
+    # The hint names the operator the macro takes, for the phase-1 call too.
+    assert run.err.count("fix: launch it as FLAGOS_GUARDED_LAUNCH(<launch device>, aclnnInplaceRelu, "
+                         "<its arguments>)") == 2
+    assert "aclnnInplaceReluGetWorkspaceSize, <its" not in run.err
 
 
 def test_annotated_exemption_passes(ws):
@@ -246,3 +254,131 @@ at::Tensor kernel(const at::Tensor& self, const at::Tensor& other, int64_t dim) 
                     for launch, frame in found)
     assert result == [("aclnnA", ["self"]), ("aclnnB", ["other"]), ("aclnnB", ["self"]),
                       ("aclnnC", ["no launch device"])]
+
+
+# ---- ways around the guard ---------------------------------------------------------
+
+KERNEL = """#include "runtime/launch.h"
+#include "runtime/opapi.h"
+#include "generated/aclnn/aclnnLerp.h"
+namespace flagos {
+at::Tensor& my_relu(at::Tensor& self) {
+BODY
+  return self;
+}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("relu_", TORCH_FN(my_relu));
+}
+}  // namespace flagos
+"""
+
+
+def _lint_file(text: str, relative: str = "handwritten/relu.cc"):
+    from codegen.lint import evasions
+
+    return raw_launches(f"csrc/{relative}", text) + evasions(f"csrc/{relative}", relative, text)
+
+
+EVASIONS = {
+    # name: (kernel body, the message expected at the body's line)
+    "string lookup": ('  auto f = opapi_symbol("aclnnLerpGetWorkspaceSize");',
+                      "names an ACLNN symbol in a string"),
+    "string lookup, resolver": ('  auto f = opapi_symbol(name);', "resolves symbols by name (`opapi_symbol`)"),
+    "dlsym": ("  void* f = dlsym(RTLD_DEFAULT, name);", "resolves symbols by name (`dlsym`)"),
+    "token pasting": ("#define ACLNN(n) aclnn##n\n  ACLNN(LerpGetWorkspaceSize)(self, self, self, self, nullptr, nullptr);",
+                      "pastes tokens (`##`)"),
+    "token pasting, digraph": ("%:define ACLNN(n) aclnn%:%:n", "pastes tokens (`##`)"),
+    "a pasting macro": ("  C10_CONCATENATE(aclnn, LerpGetWorkspaceSize)(self);", "pastes tokens (`C10_CONCATENATE`)"),
+    "the fragment": ("  PASTE(aclnn, Lerp)(self);", "builds an ACLNN operator name from the fragment `aclnn`"),
+    "a pointer": ("  auto f = aclnnLerpGetWorkspaceSize;\n  f(self);", "uses ACLNN operator aclnnLerpGetWorkspaceSize"),
+    "a return": ("  return *reinterpret_cast<at::Tensor*>(&aclnnLerp);", "uses ACLNN operator aclnnLerp"),
+    "a using-declaration": ("  using ::aclnnLerpGetWorkspaceSize;", "uses ACLNN operator aclnnLerpGetWorkspaceSize"),
+    "a macro argument": ("  WRAP(aclnnLerp, self);", "uses ACLNN operator aclnnLerp"),
+    "a line splice": ("  aclnn\\\nLerpGetWorkspaceSize(self);", "calls ACLNN operator aclnnLerpGetWorkspaceSize"),
+    "a raw string hiding code": ('  auto s = R"x(")x"; aclnnLerp(nullptr, 0, nullptr, nullptr); // "',
+                                 "calls ACLNN operator aclnnLerp"),
+    "a digit separator hiding code": ("  int x = 1'0; aclnnLerp(nullptr, 0, nullptr, nullptr);",
+                                      "calls ACLNN operator aclnnLerp"),
+    "the traits called": ("  flagos::aclnn::aclnnLerp(self);", "calls ACLNN operator aclnnLerp"),
+    "the launch template": ("  flagos::launch<flagos::aclnn::aclnnLerp>(0, \"\", self, self, self, self);",
+                            "uses the launch path's internals (`launch<...>`)"),
+    "the entry points": ("  OpApi<flagos::aclnn::aclnnLerp>::get().phase_two()(nullptr, 0, nullptr, nullptr);",
+                         "uses the launch path's internals (`OpApi`)"),
+    "the guard switch": ("  set_guards_enabled(false);", "uses the launch path's internals (`set_guards_enabled`)"),
+    "the launch macro redefined": ("#undef FLAGOS_GUARDED_LAUNCH", "redefines the launch macro"),
+    "a macro renaming the device": ("#define launch_device_of(...) no_launch_device()", "defines a macro"),
+    "an unscanned include": ('#include "../../tests/raw_launch.h"', "includes \"../../tests/raw_launch.h\""),
+    "a simulator include": ('#include "sim/opapi/sim_op.h"', "includes \"sim/opapi/sim_op.h\""),
+    "a computed include": ("#include RAW_LAUNCH_HEADER", "includes RAW_LAUNCH_HEADER"),
+    "a computed registration": ('  static const char* name = "relu_";\n  m.impl(name, TORCH_FN(my_relu));',
+                                "registers a kernel under an op name that is not a string literal"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EVASIONS))
+def test_evasion_is_caught(case):
+    body, message = EVASIONS[case]
+    text = KERNEL.replace("BODY", body)
+    line = text.split("\n").index(body.split("\n")[0]) + 1
+    problems = _lint_file(text)
+    assert [p for p in problems if message in p.message and p.loc.line in (line, line + 1)], problems
+
+
+def test_evasions_fail_the_check(ws):
+    """End to end: the issue's string lookup and token pasting in a handwritten kernel fail --check."""
+    _handwritten(ws, GUARDED)
+    body = ('  auto f = opapi_symbol("aclnnLerpGetWorkspaceSize");\n'
+            "#define ACLNN(n) aclnn##n\n  ACLNN(Lerp)(nullptr, 0, nullptr, nullptr);")
+    ws.write("csrc/handwritten/relu.cc", KERNEL.replace("BODY", body))
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "relu.cc:6: names an ACLNN symbol in a string" in run.err
+    assert "relu.cc:6: resolves symbols by name (`opapi_symbol`)" in run.err
+    assert "relu.cc:7: pastes tokens (`##`)" in run.err
+    assert "relu.cc:7: builds an ACLNN operator name from the fragment `aclnn`" in run.err
+    assert "relu.cc:7: defines a macro (`ACLNN`)" in run.err
+
+
+def test_evasions_outside_the_kernels_are_caught(ws):
+    """The whole of csrc/ but the simulator is read: a helper in csrc/runtime/ cannot launch raw either."""
+    assert ws.run().code == 0
+    ws.write("csrc/runtime/helper.cc", '#include "runtime/opapi.h"\nvoid* f() { return flagos::opapi_symbol('
+             '"aclnnLerpGetWorkspaceSize"); }\nvoid g() { aclnnLerp(nullptr, 0, nullptr, nullptr); }\n')
+    ws.write("csrc/sim/opapi/ops.cc", "aclnnStatus aclnnLerp(void*, uint64_t, aclOpExecutor*, aclrtStream) { }\n")
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "csrc/runtime/helper.cc:2: names an ACLNN symbol in a string" in run.err
+    assert "csrc/runtime/helper.cc:2: resolves symbols by name (`opapi_symbol`)" in run.err
+    assert "csrc/runtime/helper.cc:3: calls ACLNN operator aclnnLerp" in run.err
+    assert "csrc/sim/" not in run.err
+
+
+def test_the_launch_path_may_resolve_symbols(ws):
+    """csrc/runtime/launch.h is the sanctioned place: opapi_symbol(Op::name + "GetWorkspaceSize")."""
+    assert ws.run().code == 0
+    for name in ("runtime/launch.h", "runtime/launch.cc", "runtime/opapi.cc", "runtime/opapi.h", "python/module.cc"):
+        with open(os.path.join(REPO, "csrc", *name.split("/")), encoding="utf-8") as handle:
+            ws.write(f"csrc/{name}", handle.read())
+    run = ws.run("--check")
+    assert run.code == 0, run.err
+
+
+TYPE_ONLY = """#include "runtime/launch.h"
+#include <generated/aclnn/aclnnLerp.h>
+using LerpPhaseOne = decltype(&aclnnLerpGetWorkspaceSize);
+static_assert(sizeof(decltype(aclnnLerp(nullptr, 0, nullptr, nullptr))) == sizeof(aclnnStatus));
+static_assert(noexcept(aclnnLerp) || true);
+using Lerp = flagos::aclnn::aclnnLerp;
+static_assert(::flagos::aclnn::aclnnLerp::output_mask != 0);
+constexpr const char* lerp_name = flagos::aclnn::aclnnLerp::name;
+void launch(const at::Tensor& self) {
+  FLAGOS_GUARDED_LAUNCH(self, aclnnLerp, self, self, self, self);
+}
+"""
+
+
+def test_type_only_uses_are_not_launches():
+    assert raw_launches("x.cc", TYPE_ONLY) == []
+    from codegen.lint import evasions
+
+    assert evasions("x.cc", "handwritten/x.cc", TYPE_ONLY) == []
