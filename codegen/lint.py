@@ -425,6 +425,8 @@ class GuardedLaunch:
 
 
 def guarded_launches(source: Source, function: cpp.Function) -> list[GuardedLaunch]:
+    """The FLAGOS_GUARDED_LAUNCHes in `function`'s body. (A raw launch is raw_launches' business:
+    it fails unless `allow-raw-launch(<reason>)` documents it.)"""
     found = []
     for match in _LAUNCH_MACRO.finditer(source.code, function.start, function.end):
         open_ = match.end() - 1
@@ -607,10 +609,12 @@ def _kernels(source: Source) -> list[tuple[str, str, int]]:
 
 
 def check_policies(registry: Registry, schemas, root: str, sources: dict[str, Source],
-                   helpers: list[Source], show) -> list[LintProblem]:
-    """Each handwritten op's guarded launches against its declared guard/guard_arg."""
+                   helpers: list[Source], show, reached: set | None = None) -> list[LintProblem]:
+    """Each handwritten op's launches against its declared guard/guard_arg; the launches
+    reached from a kernel go to `reached` as (file, offset)."""
     problems = []
     reported = set()
+    reached = reached if reached is not None else set()
     for entry in registry.handwritten:
         source = sources.get(show(os.path.join(root, entry.file)))
         schema = schemas.get(entry.op)
@@ -636,6 +640,7 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
             _walk(Frame(source, kernel, {}, kernel_args), table, (id(kernel),), found)
             tracer = DeviceTracer()
             for launch, frame in found:
+                reached.add((launch.source.shown, launch.position))
                 exemption = launch.source.exemption(launch.line, _DEVICE_EXEMPTION)
                 if exemption is not None and exemption.group("reason").strip():
                     continue
@@ -733,5 +738,15 @@ def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, 
             problems.append(LintProblem(entry.loc, f"{entry.op} is not registered in {entry.file}",
                                         f'add m.impl("{entry.op}", TORCH_FN(...)) to its TORCH_LIBRARY_IMPL block'))
     helpers = [source for shown, source in sources.items() if shown.endswith((".h", ".hh", ".hpp"))]
-    problems += check_policies(registry, schemas, root, sources, helpers, show)
+    reached: set = set()
+    problems += check_policies(registry, schemas, root, sources, helpers, show, reached)
+    for shown, source in sources.items():
+        for function in source.functions:
+            for launch in guarded_launches(source, function):
+                if (shown, launch.position) not in reached:
+                    problems.append(LintProblem(
+                        Location(shown, launch.line),
+                        f"launches {launch.operator} from `{function.name}`, which no registered kernel calls: no "
+                        "declared policy checks its device",
+                        "call it directly from the kernels that need it (not through a pointer), or remove it"))
     return sorted(set(problems))

@@ -382,3 +382,18 @@ def test_type_only_uses_are_not_launches():
     from codegen.lint import evasions
 
     assert evasions("x.cc", "handwritten/x.cc", TYPE_ONLY) == []
+
+
+def test_a_launch_no_kernel_reaches_fails(ws):
+    """A launch behind a function pointer escapes the policy check: it must be reached by a call."""
+    ws.edit("csrc/handwritten/fill.cc", "  if (self.numel() > 0) {\n    FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceZero, self);",
+            "  auto launch_zero = &zero_helper;\n  if (self.numel() > 0) {\n    launch_zero(self);")
+    ws.edit("csrc/handwritten/fill.cc", "at::Tensor& zero(at::Tensor& self) {",
+            "void zero_helper(at::Tensor& self) { FLAGOS_GUARDED_LAUNCH(flagos::no_launch_device(), aclnnInplaceZero, "
+            "self); }\n\nat::Tensor& zero(at::Tensor& self) {")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1
+    line = ws.line_of("csrc/handwritten/fill.cc", "void zero_helper")
+    assert (f"csrc/handwritten/fill.cc:{line}: launches aclnnInplaceZero from `zero_helper`, which no registered "
+            "kernel calls") in run.err
