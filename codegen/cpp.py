@@ -104,15 +104,15 @@ def functions(code: str, file: str = "") -> list[Function]:
         brace = code.find("{", index)
         if brace < 0:
             return found
-        before = code[:brace]
-        stripped = before.rstrip()
+        window = max(0, brace - 400)  # what can stand between `)` and `{` is short
+        stripped = code[window:brace].rstrip()
         close = None
         after = re.search(r"\)(?P<tail>[^()]*)$", stripped)
         if after and _AFTER_PARAMS.fullmatch(after.group("tail")):
-            close = after.start()
+            close = window + after.start()
         if close is not None:
             open_ = opening(code, close)
-            head = _QUALIFIED_BEFORE.search(code[:open_]) if open_ > 0 else None
+            head = _QUALIFIED_BEFORE.search(code[max(0, open_ - 400):open_]) if open_ > 0 else None
             end = matching(code, brace)
             if head and head.group(2) not in _NOT_FUNCTIONS:
                 params = [param_name(p) for p in split_top(code[open_ + 1:close], angles=True)]

@@ -30,6 +30,7 @@ line or the line above. Files of csrc/handwritten/ also fail when they
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -76,49 +77,45 @@ class LintProblem:
 # ---- reading a source file as the compiler does ---------------------------------
 
 
+_LEXEME = re.compile(r"""//|/\*|["']|(?<![A-Za-z0-9_])(?:u8|u|U|L)?R"(?=[^ ()\\\t\v\f\n]{0,16}\()""")
+_QUOTED = {'"': re.compile(r'"(?:[^"\\\n]|\\[\s\S])*"?'), "'": re.compile(r"'(?:[^'\\\n]|\\[\s\S])*'?")}
+
+
+@functools.lru_cache(maxsize=128)
 def _literals_and_comments(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(comment spans, literal spans) of `text`: // and /* */ comments; string, raw string
     and character literals (a `'` inside a number is a digit separator, not a literal)."""
     comments, literals = [], []
     i, n = 0, len(text)
-    while i < n:
-        char = text[i]
-        if text.startswith("//", i):
+    while True:
+        match = _LEXEME.search(text, i)
+        if match is None:
+            return comments, literals
+        i = match.start()
+        lexeme = match.group(0)
+        if lexeme == "//":
             end = text.find("\n", i)
             end = n if end < 0 else end
             comments.append((i, end))
-            i = end
-            continue
-        if text.startswith("/*", i):
+        elif lexeme == "/*":
             end = text.find("*/", i + 2)
             end = n if end < 0 else end + 2
             comments.append((i, end))
-            i = end
-            continue
-        previous = text[i - 1] if i else ""
-        if char in "uULR" and not (previous.isalnum() or previous == "_"):
+        elif lexeme.endswith('R"'):
             raw = _RAW_STRING.match(text, i)
-            if raw:
-                close = text.find(")" + raw.group(1) + '"', raw.end())
-                end = n if close < 0 else close + len(raw.group(1)) + 2
-                literals.append((i, end))
-                i = end
-                continue
-        if char == "'" and (previous.isalnum() or previous == "_"):
-            word = re.search(r"[A-Za-z0-9_]+$", text[:i]).group(0)
-            if word not in ("u8", "u", "U", "L"):
-                i += 1  # a digit separator: 1'000'000
-                continue
-        if char in "\"'":
-            end = i + 1
-            while end < n and text[end] != char and text[end] != "\n":
-                end += 2 if text[end] == "\\" else 1
-            end = min(end + 1, n)
+            close = text.find(")" + raw.group(1) + '"', raw.end())
+            end = n if close < 0 else close + len(raw.group(1)) + 2
             literals.append((i, end))
-            i = end
-            continue
-        i += 1
-    return comments, literals
+        else:
+            previous = text[i - 1] if i else ""
+            if lexeme == "'" and (previous.isalnum() or previous == "_"):
+                word = re.search(r"[A-Za-z0-9_]+$", text[max(0, i - 64):i]).group(0)
+                if word not in ("u8", "u", "U", "L"):
+                    i += 1  # a digit separator: 1'000'000
+                    continue
+            end = _QUOTED[lexeme].match(text, i).end()
+            literals.append((i, end))
+        i = max(end, i + 1)
 
 
 def _blank(text: str, spans: list[tuple[int, int]], out: list[str]) -> None:
@@ -157,6 +154,7 @@ class Lexed:
         return bisect.bisect_right(self.newlines, original - 1) + 1 if self.newlines else 1
 
 
+@functools.lru_cache(maxsize=128)
 def lex(text: str) -> Lexed:
     pieces, origin, last = [], [], 0
     for splice in re.finditer(r"\\[ \t]*\n", text):
@@ -588,10 +586,11 @@ def _policy_problem(entry: HandwrittenEntry, schema: OpSchema, sources: frozense
     return None
 
 
-def _kernels(source: Source) -> list[tuple[str, str, int]]:
-    """(op, kernel function name, offset) of each m.impl("<op>", TORCH_FN(<kernel>)) in the file;
+@functools.lru_cache(maxsize=64)
+def _kernels(text: str) -> list[tuple[str, str, int]]:
+    """(op, kernel function name, line) of each m.impl("<op>", TORCH_FN(<kernel>)) in a file;
     the name is "" when the kernel is not a function of this file (a lambda, at::native::...)."""
-    code = blank_comments(source.text, strings_too=False)
+    code = blank_comments(text, strings_too=False)
     found = []
     for match in _IMPL_CALL.finditer(code):
         op = match.group(1)
@@ -604,7 +603,7 @@ def _kernels(source: Source) -> list[tuple[str, str, int]]:
         parts = [p.strip() for p in target.split("::")]
         name = parts[-1] if re.fullmatch(r"[A-Za-z_]\w*", parts[-1] or "") and \
             set(p for p in parts[:-1] if p) <= _LOCAL_QUALIFIERS else ""
-        found.append((op, name, match.start()))
+        found.append((op, name, _line_of(text, match.start())))
     return found
 
 
@@ -624,14 +623,14 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
         for owner in [source, *helpers]:
             for function in owner.functions:
                 table.setdefault(function.name, []).append((owner, function))
-        for op, name, offset in _kernels(source):
+        for op, name, line in _kernels(source.text):
             if op != entry.op or not name:
                 continue
             candidates = [f for f in source.functions if f.name == name]
             kernel = next((f for f in candidates if len(f.params) == len(schema.arguments)), None)
             if kernel is None:
                 problems.append(LintProblem(
-                    Location(source.shown, source.line(offset)),
+                    Location(source.shown, line),
                     f"{op}: cannot find its kernel `{name}({len(schema.arguments)} parameters)` in {source.shown}",
                     "register a function defined in this file, with the op's parameters in schema order"))
                 continue
