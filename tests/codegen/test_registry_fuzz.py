@@ -527,6 +527,20 @@ def issue_13() -> list[Case]:
     ]
     return [make() for make in cases]
 
+def yaml_tags(rng: random.Random) -> Case:
+    """YAML's other types where the registry expects text: sets, bytes, pairs, timestamps."""
+    value = rng.choice(["!!set {a, b}", "!!binary aGVsbG8=", "!!omap [a: 1]", "!!pairs [a: 1]", "!!timestamp 2001-12-14",
+                        "!!float 1", "!!int 3", "!!null ''", "!!bool yes", "!!str 12"])
+    file, old, op = rng.choice([(O, "  reason: the fuzz's policy none\n", "neg"), (O, "  shape: matmul\n", "addmm"),
+                                (O, "    size: matmul(mat1, mat2)\n", "addmm"), (H, "  file: csrc/handwritten/fill.cc\n\n",
+                                                                               "zero_"),
+                                (A, "  params: [const aclTensor* self, aclTensor* out]\n", None)])
+    first, rest = old.split(":", 1)
+    valid = value == "!!str 12" and "reason" in old  # the text "12" is a reason
+    return _edit(f"{first.strip()}: {value}", file, old, f"{first}: {value}{rest[rest.index(chr(10)):]}", op=op,
+                 expect="any" if valid else "error")
+
+
 # (class, seeds): every class runs once per seed.
 CLASSES = [
     (reason_breaks_comment, range(24)),
@@ -556,6 +570,7 @@ CLASSES = [
     (op_name, range(6)),
     (guard_arg_text, range(5)),
     (source_text, range(4)),
+    (yaml_tags, range(10)),
 ]
 
 
