@@ -165,6 +165,10 @@ def definitions(code: str, function: Function, name: str, before: int) -> list[t
         declared = bool(prefix) and (prefix[-1] in ">&*" or (previous and previous.group(1) not in KEYWORDS_BEFORE_NAME))
         assigned = not prefix or prefix[-1] in ";{}" or prefix.endswith(")")
         token = match.group(1)
+        statement = re.split(r"[;{}]", prefix)[-1]
+        if declared and re.search(r"\b(static|thread_local)\b", statement):
+            found.append((position, "static local"))  # keeps the first call's value: not this call's device
+            continue
         if token == ":":  # a range-for: `for (const T& name : range)`
             loop = re.search(r"\bfor\s*(\()[^;()]*$", prefix)
             if declared and loop:

@@ -505,25 +505,28 @@ class DeviceTracer:
         return self.resolve(name, frame, position, depth + 1)
 
     def resolve(self, name: str, frame: Frame, position: int, depth: int) -> frozenset[str]:
-        key = (id(frame), name, position)
+        key = (id(frame), name)
         if key in self._active:
             return frozenset()
         self._active.add(key)
         try:
-            definitions = cpp.definitions(frame.source.code, frame.function, name, position)
-            if definitions:
-                found = frozenset()
-                for offset, init in definitions:
-                    found |= self.sources(init, frame, offset, depth)
-                return found
+            # Every definition in the function, not only those before the use: a loop may
+            # reassign the device after the launch, for the next iteration. A parameter
+            # keeps its argument as well as whatever is assigned to it.
+            found = frozenset()
+            for offset, init in cpp.definitions(frame.source.code, frame.function, name, frame.function.end):
+                found |= self.sources(init, frame, offset, depth)
             if name in frame.function.params:
                 if frame.kernel_args is not None:
                     arg = frame.kernel_args.get(name)
-                    return frozenset({arg}) if arg else frozenset({f"?{name}"})
-                if name in frame.bindings:
+                    found |= frozenset({arg}) if arg else frozenset({f"?{name}"})
+                elif name in frame.bindings:
                     caller, arg, offset = frame.bindings[name]
-                    return self.sources(arg, caller, offset, depth)
-            return frozenset({f"?{name}"})
+                    found |= self.sources(arg, caller, offset, depth)
+                else:
+                    found |= frozenset({f"?{name}"})  # a defaulted parameter
+                return found
+            return found or frozenset({f"?{name}"})
         finally:
             self._active.discard(key)
 

@@ -397,3 +397,23 @@ def test_a_launch_no_kernel_reaches_fails(ws):
     line = ws.line_of("csrc/handwritten/fill.cc", "void zero_helper")
     assert (f"csrc/handwritten/fill.cc:{line}: launches aclnnInplaceZero from `zero_helper`, which no registered "
             "kernel calls") in run.err
+
+
+@pytest.mark.parametrize("body,expected", [
+    # a loop that switches the device after the first launch
+    ("  LaunchDevice d = launch_device_of(self);\n  for (int i = 0; i < 2; ++i) {\n"
+     "    FLAGOS_GUARDED_LAUNCH(d, aclnnA, self);\n    d = no_launch_device();\n  }", ["no launch device", "self"]),
+    # a static local keeps the first call's device
+    ("  static const LaunchDevice d = launch_device_of(self);\n  FLAGOS_GUARDED_LAUNCH(d, aclnnA, self);",
+     ["?static local"]),
+    # a parameter reassigned
+    ("  at::Tensor t = self;\n  t = other;\n  FLAGOS_GUARDED_LAUNCH(t, aclnnA, self);", ["other", "self"]),
+])
+def test_tracing_is_conservative(body, expected):
+    from codegen.lint import DeviceTracer, Frame, guarded_launches, read_source
+
+    source = read_source("x.cc", "void kernel(const at::Tensor& self, const at::Tensor& other) {\n" + body + "\n}\n")
+    kernel = source.functions[0]
+    frame = Frame(source, kernel, {}, {"self": "self", "other": "other"})
+    (launch,) = guarded_launches(source, kernel)
+    assert sorted(DeviceTracer().sources(launch.device, frame, launch.position)) == expected
