@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.model import Location
+from codegen.safety import shown
 
 
 @dataclass(frozen=True, order=True)
@@ -15,7 +16,7 @@ class Problem:
     fix: str  # how to fix it
 
     def __str__(self) -> str:
-        subject = f" {self.op}:" if self.op else ""
+        subject = f" {shown(self.op)}:" if self.op else ""
         return f"{self.loc}:{subject} {self.message}\n    fix: {self.fix}"
 
 

@@ -11,10 +11,13 @@ size list, an output dtype a ScalarType. Mismatches are registry errors.
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from dataclasses import dataclass
 
 from codegen.model import Call, Expr, Literal, Name, Or
+from codegen.safety import shown
 from codegen.schemas import OpSchema
 
 
@@ -27,16 +30,23 @@ class ExprError(Exception):
 
 # ---- parsing -------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(?:(?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_]\w*)|(?P<punct>[(),]))")
+# Bounds of what the registry writes: the longest launch is about 150
+# characters and three calls deep.
+MAX_EXPR_LENGTH = 400
+MAX_EXPR_DEPTH = 8
+
+_TOKEN = re.compile(r" *(?:(?P<number>-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+                    r"|(?P<punct>[(),]))", re.ASCII)
 
 
 def _tokenize(text: str) -> list[str]:
     tokens, pos = [], 0
-    text = text.strip()
+    text = text.strip(" ")
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None or match.end() == pos:
-            raise ExprError(f"cannot read `{text}` at `{text[pos:]}`", "write name, literal or func(arg, ...)")
+            raise ExprError(f"cannot read `{shown(text)}` at `{shown(text[pos:], 20)}`",
+                            "write name, literal or func(arg, ...) in ASCII on one line")
         tokens.append(match.group(match.lastgroup))
         pos = match.end()
     return tokens
@@ -44,44 +54,59 @@ def _tokenize(text: str) -> list[str]:
 
 def parse_expr(text: object) -> Expr:
     if isinstance(text, bool) or isinstance(text, (int, float)):
-        return Literal(text)
-    if not isinstance(text, str) or not text.strip():
-        raise ExprError(f"expected an expression, found {text!r}", "write name, literal or func(arg, ...)")
+        literal = Literal(text)
+        _check_literal(literal)
+        return literal
+    if not isinstance(text, str) or not text.strip(" "):
+        raise ExprError(f"expected an expression, found {shown(text)}", "write name, literal or func(arg, ...)")
+    if len(text) > MAX_EXPR_LENGTH:
+        raise ExprError(f"the expression is {len(text)} characters long", f"keep it under {MAX_EXPR_LENGTH}")
     tokens = _tokenize(text)
-    expr, rest = _parse_or(tokens, text)
+    expr, rest = _parse_or(tokens, text, 0)
     if rest:
         raise ExprError(f"unexpected `{' '.join(rest)}` in `{text}`", "check the parentheses and commas")
     return expr
 
 
-def _parse_or(tokens: list[str], text: str) -> tuple[Expr, list[str]]:
-    first, rest = _parse_term(tokens, text)
-    if rest and rest[0] == "or":
-        fallback, rest = _parse_or(rest[1:], text)
-        return Or(first, fallback), rest
-    return first, rest
+def _parse_or(tokens: list[str], text: str, depth: int) -> tuple[Expr, list[str]]:
+    """`a or b or c`, right-associative: Or(a, Or(b, c)); each `or` counts as a level of nesting."""
+    terms = []
+    term, rest = _parse_term(tokens, text, depth)
+    terms.append(term)
+    while rest and rest[0] == "or":
+        if len(terms) + depth > MAX_EXPR_DEPTH:
+            raise ExprError(f"`{shown(text)}` nests more than {MAX_EXPR_DEPTH} levels deep",
+                            "write a shorter expression")
+        term, rest = _parse_term(rest[1:], text, depth)
+        terms.append(term)
+    expr = terms[-1]
+    for first in reversed(terms[:-1]):
+        expr = Or(first, expr)
+    return expr, rest
 
 
-def _parse_term(tokens: list[str], text: str) -> tuple[Expr, list[str]]:
+def _parse_term(tokens: list[str], text: str, depth: int) -> tuple[Expr, list[str]]:
     if not tokens:
         raise ExprError(f"`{text}` ends early", "complete the expression")
     head, rest = tokens[0], tokens[1:]
     if head in ("true", "false"):
         return Literal(head == "true"), rest
-    if re.fullmatch(r"-?\d+", head):
-        return Literal(int(head)), rest
-    if re.fullmatch(r"-?[\d.eE+-]+", head):
-        return Literal(float(head)), rest
-    if not re.fullmatch(r"[A-Za-z_]\w*", head):
+    if re.fullmatch(r"-?[0-9]+", head):
+        return _literal(int(head), head), rest
+    if re.fullmatch(r"-?[0-9.eE+-]+", head):
+        return _literal(float(head), head), rest
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", head):
         raise ExprError(f"unexpected `{head}` in `{text}`", "write name, literal or func(arg, ...)")
     if not rest or rest[0] != "(":
         return Name(head), rest
+    if depth >= MAX_EXPR_DEPTH:
+        raise ExprError(f"`{shown(text)}` nests more than {MAX_EXPR_DEPTH} levels deep", "write a shorter expression")
     args: list[Expr] = []
     rest = rest[1:]
     if rest and rest[0] == ")":
         return Call(head, ()), rest[1:]
     while True:
-        arg, rest = _parse_or(rest, text)
+        arg, rest = _parse_or(rest, text, depth + 1)
         args.append(arg)
         if not rest:
             raise ExprError(f"missing `)` in `{text}`", "close the call")
@@ -90,6 +115,68 @@ def _parse_term(tokens: list[str], text: str) -> tuple[Expr, list[str]]:
         if rest[0] != ",":
             raise ExprError(f"expected `,` or `)` in `{text}`, found `{rest[0]}`", "separate arguments with commas")
         rest = rest[1:]
+
+
+# ---- literals ------------------------------------------------------------------
+
+# The C parameter types a literal may be passed to, with their ranges.
+INT_RANGES = {
+    "int8_t": (-(2**7), 2**7 - 1),
+    "uint8_t": (0, 2**8 - 1),
+    "int16_t": (-(2**15), 2**15 - 1),
+    "int32_t": (-(2**31), 2**31 - 1),
+    "uint32_t": (0, 2**32 - 1),
+    "int64_t": (-(2**63), 2**63 - 1),
+    "uint64_t": (0, 2**64 - 1),
+}
+
+
+def _literal(value: int | float, text: str) -> Literal:
+    literal = Literal(value)
+    _check_literal(literal, text)
+    if isinstance(value, float) and value == 0 and re.search(r"[1-9]", text.split("e")[0].split("E")[0]):
+        raise ExprError(f"`{text}` is too small for a double: it would be 0",
+                        "write 0, or a value a double can hold (down to about 2.2e-308)")
+    return literal
+
+
+def _check_literal(literal: Literal, text: str | None = None) -> None:
+    """Any literal fits a 64-bit integer or is a finite double; its parameter's type is checked at the launch."""
+    value = literal.value
+    written = text or repr(value)
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and not -(2**63) <= value <= 2**64 - 1:
+        raise ExprError(f"`{shown(written)}` does not fit in 64 bits", "write a value a 64-bit integer can hold")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExprError(f"`{shown(written)}` is not a finite number (it would be {value} in C++)",
+                        "write a finite value (a double holds up to about 1.8e308)")
+
+
+def literal_problem(value: int | float, ctype: str) -> str | None:
+    """Why the literal `value` cannot be passed to a parameter of C type `ctype` (or
+    converted to it in braces, where C++ refuses narrowing), or None."""
+    if isinstance(value, bool):
+        return None
+    if ctype in INT_RANGES:
+        low, high = INT_RANGES[ctype]
+        if isinstance(value, int) and not low <= value <= high:
+            return f"{value} is out of the range of {ctype} ({low} to {high})"
+        return None
+    if ctype in ("double", "float"):
+        try:
+            converted = struct.unpack("<f" if ctype == "float" else "<d",
+                                      struct.pack("<f" if ctype == "float" else "<d", value))[0]
+        except (OverflowError, struct.error):
+            return f"{value} is out of the range of {ctype}"
+        if isinstance(value, int) and converted != value:
+            return f"the integer {value} has no exact {ctype} value"
+        if not math.isfinite(converted):
+            return f"{value} is out of the range of {ctype}"
+        if converted == 0 and value != 0:
+            return f"{value} is too small for a {ctype}: it would be 0"
+        return None
+    return None
 
 
 def parse_launch(text: object) -> Call:
@@ -145,6 +232,15 @@ class Value:
     cpp: str
     kind: str
     is_output: bool = False  # may be written: the allocated output or a Tensor(a!) argument
+    literal: int | float | None = None  # the value of an int or float literal
+
+
+def _int_cpp(value: int) -> str:
+    """A C++ integer literal of `value` (64-bit): no decimal literal spells INT64_MIN, and
+    values above INT64_MAX need the unsigned suffix."""
+    if value == -(2**63):
+        return "(-9223372036854775807 - 1)"
+    return f"{value}u" if value > 2**63 - 1 else str(value)
 
 
 # What each prototype parameter type accepts. Whether a tensor parameter is
@@ -300,6 +396,12 @@ def _coerce(value: Value, wanted: tuple[str, ...]) -> Value | None:
         return value
     if value.kind == "bool_literal" and "bool" in wanted:
         return Value("true" if value.cpp == "true" else "false", "bool")
+    if value.kind == "int_literal" and ("int" in wanted or "scalar" in wanted) and value.literal is not None \
+            and literal_problem(value.literal, "int64_t"):
+        return None  # an int64_t cannot hold it
+    if value.kind in ("int_literal", "float_literal") and "float" in wanted and value.literal is not None \
+            and literal_problem(value.literal, "double"):
+        return None
     if value.kind == "int_literal" and "int" in wanted:
         return Value(f"int64_t{{{value.cpp}}}", "int")
     if value.kind in ("int_literal", "float_literal") and "float" in wanted:
@@ -325,9 +427,10 @@ def evaluate(expr: Expr, scope: Scope, role: str, includes: set[str]) -> Value:
         value = expr.value
         if isinstance(value, bool):
             return Value("true" if value else "false", "bool_literal")
+        _check_literal(expr)
         if isinstance(value, int):
-            return Value(str(value), "int_literal")
-        return Value(repr(float(value)), "float_literal")
+            return Value(_int_cpp(value), "int_literal", literal=value)
+        return Value(repr(float(value)), "float_literal", literal=float(value))
     if isinstance(expr, Name):
         return scope.lookup(expr.name, role)
     if isinstance(expr, Or):
@@ -361,9 +464,28 @@ def evaluate(expr: Expr, scope: Scope, role: str, includes: set[str]) -> Value:
         rendered.append(value.cpp)
         if position == 1:
             first_is_output = value.is_output
+    if expr.func == "flag":
+        _check_flag_index(expr, scope)
     if func.include:
         includes.add(func.include)
     return Value(func.cpp.format(*rendered), func.result, is_output=func.keeps_output and first_is_output)
+
+
+def _check_flag_index(expr: Call, scope: Scope) -> None:
+    """flag(mask, i) indexes a bool[N]: i must be in [0, N)."""
+    mask, index = expr.args
+    arg = scope.schema.argument(mask.name) if isinstance(mask, Name) else None
+    size = re.fullmatch(r"bool\[([0-9]+)\]", arg.type) if arg is not None else None
+    if size and isinstance(index, Literal) and not 0 <= index.value < int(size.group(1)):
+        raise ExprError(f"`{show(expr)}`: {mask.name} is a {arg.type}, it has no element {index.value}",
+                        f"pass an index from 0 to {int(size.group(1)) - 1}")
+
+
+def _fallback_literal(expr: Expr) -> Literal | None:
+    """The literal a launch argument passes: the expression itself, or the last fallback of an `or`."""
+    while isinstance(expr, Or):
+        expr = expr.fallback
+    return expr if isinstance(expr, Literal) and not isinstance(expr.value, bool) else None
 
 
 def render_rule(expr: Expr, scope: Scope, role: str, includes: set[str]) -> str:
@@ -391,6 +513,14 @@ def render_launch_arg(expr: Expr, scope: Scope, ctype: str, is_output: bool, inc
     value = evaluate(expr, scope, "launch", includes)
     base = param_base(ctype)
     fits = PARAM_FITS[base]
+    literal = _fallback_literal(expr)
+    if literal is not None:
+        # The literal is converted to the parameter's C type: it must fit it.
+        target = base if base in INT_RANGES or base in ("double", "float") else (
+            "int64_t" if isinstance(literal.value, int) else "double")
+        why = literal_problem(literal.value, target)
+        if why is not None:
+            raise ExprError(f"`{show(expr)}`: {why}", f"pass a value a {target} holds")
     coerced = _coerce(value, fits)
     if coerced is None:
         accepted = " or ".join(dict.fromkeys(KIND_WORDS[k] for k in fits))

@@ -60,19 +60,33 @@ class FileManager:
         return [name for name in self._on_disk() if name not in self.files and name not in stale]
 
     def write(self) -> list[str]:
-        """Writes the files that differ, removes stale ones; returns the names touched."""
-        os.makedirs(self.out_dir, exist_ok=True)
-        touched = []
-        for name in sorted(self.files):
-            if self._current(name) == self.files[name]:
-                continue
-            path = os.path.join(self.out_dir, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            temporary = f"{path}.tmp{os.getpid()}"
-            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(self.files[name])
-            os.replace(temporary, path)
-            touched.append(name)
+        """Writes the files that differ, removes stale ones; returns the names touched.
+
+        All or nothing: every changed file is encoded and written to a temporary
+        next to its target first; only when all of them are written are they
+        renamed over their targets. On any failure (an unencodable character,
+        a full disk, an interrupt) the temporaries are removed and the
+        generated files are left as they were."""
+        changed = [name for name in sorted(self.files) if self._current(name) != self.files[name]]
+        encoded = {name: self.files[name].encode("utf-8") for name in changed}  # raises before anything is written
+        temporaries: dict[str, str] = {}
+        try:
+            for name in changed:
+                path = os.path.join(self.out_dir, name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                temporary = f"{path}.tmp{os.getpid()}"
+                temporaries[name] = temporary
+                with open(temporary, "wb") as handle:
+                    handle.write(encoded[name])
+            for name in changed:
+                os.replace(temporaries.pop(name), os.path.join(self.out_dir, name))
+        finally:
+            for temporary in temporaries.values():
+                try:
+                    os.remove(temporary)
+                except FileNotFoundError:
+                    pass
+        touched = list(changed)
         for name in self.stale():
             os.remove(os.path.join(self.out_dir, name))
             touched.append(name)

@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Generate torch_fl's ACLNN kernel wrappers (csrc/generated/) from the registry (yaml/).")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
-                      help="exit 1 with a diff if csrc/generated/ is stale, or if csrc/handwritten/ fails the lint")
+                      help="exit 1 with a diff if csrc/generated/ is stale, or if csrc/ fails the kernel lint")
     mode.add_argument("--report", action="store_true", help="print every op's device policy")
     mode.add_argument("--explain", metavar="OP", help="print an op's schema, policy and generated C++")
     mode.add_argument("--verify-cann", metavar="DIR", nargs="+",
@@ -146,18 +146,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{paths.show(out_dir)}/{name}: not written by the generator, yet the build would compile or "
                   f"include it\n    fix: delete it, or generate it from the registry", file=sys.stderr)
             failed = True
-        lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show)
+        lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show, schemas)
         if lint:
-            print(f"handwritten-kernel lint: {len(lint)} problem(s)", file=sys.stderr)
+            print(f"kernel lint: {len(lint)} problem(s)", file=sys.stderr)
             for problem in lint:
                 print(problem, file=sys.stderr)
             failed = True
         if not failed:
             print(f"{paths.show(out_dir)} is up to date ({len(generation.kernels)} generated ops, "
-                  f"{len(generation.registry.handwritten)} handwritten); handwritten lint passed")
+                  f"{len(generation.registry.handwritten)} handwritten); kernel lint passed")
         return 1 if failed else 0
 
-    touched = files.write()
+    try:
+        touched = files.write()
+    except OSError as error:
+        print(f"error: cannot write {paths.show(out_dir)}: {error}; the generated files are as they were",
+              file=sys.stderr)
+        return 1
     listed = ": " + ", ".join(touched) if 0 < len(touched) <= 12 else ""
     print(f"{len(generation.kernels)} ops in {len(generation.files)} files: {len(touched)} written{listed}")
     for name in files.foreign():

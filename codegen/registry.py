@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from dataclasses import dataclass
 
 from codegen.errors import Problems
 from codegen.exprs import PARAM_TYPES, TENSOR_TYPES, ExprError, parse_expr, parse_launch, show
@@ -27,9 +28,19 @@ from codegen.model import (
     OutputRule,
     Registry,
 )
+from codegen.safety import (
+    ENTRY_NAME,
+    MAX_TEXT,
+    entry_name_problem,
+    local_name_problem,
+    parameter_name_problem,
+    text_problem,
+    type_word,
+)
+from codegen.safety import shown as shown_text
 from codegen.schemas import ATenSchemas, OpSchema, aten_schemas
 from codegen.shapes import SHAPES
-from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml
+from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml_document
 
 OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "guard", "guard_arg", "device_check", "reason")
 OUT_KEYS = ("size", "dtype")
@@ -62,29 +73,43 @@ class Paths:
         return sorted(glob.glob(os.path.join(self.yaml_dir, "ops", "*.yaml")))
 
 
-def _read(path: str, paths: Paths, problems: Problems):
+@dataclass(frozen=True)
+class Document:
+    data: object  # the parsed YAML: None for an empty file
+    line: int  # the line of its first node
+
+
+def _read(path: str, paths: Paths, problems: Problems) -> Document | None:
     """The parsed YAML of `path`, or None after recording why not."""
     shown = paths.show(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except OSError as error:
         problems.add(Location(shown, 1), None, f"cannot read: {error.strerror}", "create the file or fix --yaml-dir")
         return None
     try:
-        return load_yaml(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        problems.add(Location(shown, line), None,
+                     f"not UTF-8: byte 0x{raw[error.start]:02x} at line {line} cannot be decoded",
+                     "save the file as UTF-8")
+        return None
+    try:
+        data, line = load_yaml_document(text)
     except YamlSyntaxError as error:
         problems.add(Location(shown, error.line), None, f"YAML syntax error: {error.message}",
                      "fix the YAML syntax (indentation, quotes, `key: value`)")
         return None
+    return Document(data, line)
 
 
 # ---- yaml/aclnn.yaml ---------------------------------------------------------------
 
-_PARAM = re.compile(r"^(?P<ctype>.*?[\s*])(?P<name>[A-Za-z_]\w*)$")
-_ENTRY = re.compile(r"aclnn[A-Z]\w*")
+_PARAM = re.compile(r"(?P<ctype>.*?[ *])(?P<name>\w+)", re.ASCII | re.DOTALL)
 # hicann/<repo>/<path>: the CANN header or doc that declares the prototype.
-_SOURCE = re.compile(r"hicann/(ops-math|ops-nn|ops-transformer|opbase)/[\w./&+-]+\.(h|md)")
+_SOURCE = re.compile(r"hicann/(ops-math|ops-nn|ops-transformer|opbase)/[A-Za-z0-9_./&+-]+\.(h|md)", re.ASCII)
 PROTOTYPE_KEYS = ("source", "params", "outputs")
 
 
@@ -99,51 +124,70 @@ def _prototype_params(name: str, params, loc: Location, shown: str, problems: Pr
                      "write `params: [const aclTensor* self, ...]` as CANN's header declares them")
         return None
     parsed, seen = [], set()
+    ok = True
     for index, text in enumerate(params):
-        line = params.item_lines[index] if isinstance(params, LineList) else loc.line
-        match = _PARAM.match(str(text).strip()) if isinstance(text, str) else None
+        line = params.line_at(index) if isinstance(params, LineList) else loc.line
+        match = _PARAM.fullmatch(text.strip()) if isinstance(text, str) and text.isprintable() else None
         ctype = _normalize_ctype(match.group("ctype")) if match else ""
         if not match or ctype not in PARAM_TYPES:
-            problems.add(Location(shown, line), None, f"{name}: cannot use parameter `{text}`",
+            problems.add(Location(shown, line), None, f"{name}: cannot use parameter `{shown_text(text)}`",
                          f"write `<type> <name>` with a type among: {', '.join(PARAM_TYPES)}")
+            ok = False
             continue
-        if match.group("name") in seen:
-            problems.add(Location(shown, line), None, f"{name}: parameter `{match.group('name')}` twice",
+        param = match.group("name")
+        why = parameter_name_problem(param)
+        if why is not None:
+            problems.add(Location(shown, line), None, f"{name}: parameter name `{param}` {why}",
+                         "rename the parameter (the generated header declares it by this name)")
+            ok = False
+            continue
+        if param in seen:
+            problems.add(Location(shown, line), None, f"{name}: parameter `{param}` twice",
                          "give each parameter its own name")
-        seen.add(match.group("name"))
-        parsed.append(AclnnParam(ctype, match.group("name")))
-    return parsed
+            ok = False
+        seen.add(param)
+        parsed.append(AclnnParam(ctype, param))
+    return parsed if ok else None
 
 
-def _load_prototypes(paths: Paths, problems: Problems, invalid: set[str]) -> list[AclnnPrototype]:
-    """The valid prototypes; the names of invalid ones go to `invalid` (their launches are not reported again)."""
-    data = _read(paths.aclnn_yaml, paths, problems)
+def _load_prototypes(paths: Paths, problems: Problems, invalid: set[str]) -> list[AclnnPrototype] | None:
+    """The valid prototypes; the names of invalid ones go to `invalid` (their launches are not reported
+    again). None when yaml/aclnn.yaml itself is unusable (then no launch is reported for lack of a prototype)."""
+    document = _read(paths.aclnn_yaml, paths, problems)
     shown = paths.show(paths.aclnn_yaml)
-    if data is None:
-        return []
+    if document is None:
+        return None
+    data = document.data
+    if data is None or (isinstance(data, LineDict) and not data):
+        problems.add(Location(shown, document.line), None, "declares no ACLNN operator",
+                     "restore the prototypes: one `aclnnX:` entry with `source:`, `params:` and `outputs:` per operator")
+        return None
     if not isinstance(data, LineDict):
-        problems.add(Location(shown, 1), None, "expected a mapping of entry point -> prototype",
+        problems.add(Location(shown, getattr(data, "line", document.line)), None,
+                     "expected a mapping of entry point -> prototype",
                      "write `aclnnX:` with `source:`, `params:` and `outputs:` under it")
-        return []
+        return None
     prototypes = []
     for name, entry in data.items():
         loc = Location(shown, data.line_of(name))
-        if not isinstance(name, str) or not _ENTRY.fullmatch(name):
-            problems.add(loc, None, f"`{name}` is not an ACLNN entry point name",
-                         "name it aclnnX, as CANN does (aclnnAdd, aclnnInplaceFillScalar)")
-            continue
-        if name.endswith("GetWorkspaceSize"):
+        if isinstance(name, str) and ENTRY_NAME.fullmatch(name) and name.endswith("GetWorkspaceSize"):
             problems.add(loc, None, f"`{name}`: list the operator, not its phase-1 function",
                          f"write `{name[: -len('GetWorkspaceSize')]}:`; both phases are declared from it")
+            continue
+        why = entry_name_problem(name)
+        if why is not None:
+            problems.add(loc, None, f"`{shown_text(name)}` {why}",
+                         "name it aclnnX, as CANN does (aclnnAdd, aclnnInplaceFillScalar)")
             continue
         if not isinstance(entry, LineDict):
             problems.add(loc, None, f"{name}: expected `source:`, `params:` and `outputs:` under it",
                          "write the prototype as CANN declares it, with the header it comes from")
+            invalid.add(name)
             continue
         before = len(problems.items)
         _unknown_keys(entry, PROTOTYPE_KEYS, name, shown, problems)
         source = entry.get("source")
-        if not isinstance(source, str) or not _SOURCE.fullmatch(source):
+        if not isinstance(source, str) or not _SOURCE.fullmatch(source) or text_problem(source) is not None:
             problems.add(Location(shown, entry.line_of("source")) if "source" in entry else loc, None,
                          f"{name}: `source` must name the CANN header or doc that declares it",
                          "write `source: hicann/<repo>/<path>`, e.g. hicann/ops-math/math/add/op_api/aclnn_add.h")
@@ -156,9 +200,11 @@ def _load_prototypes(paths: Paths, problems: Problems, invalid: set[str]) -> lis
             problems.add(out_loc, None, f"{name}: `outputs` must list the parameters the operator writes",
                          f"write `outputs: [<name>, ...]` naming some of: {', '.join(tensors) or 'no tensor'}")
         elif params is not None:
-            for output in outputs:
+            for index, output in enumerate(outputs):
                 if output not in tensors:
-                    problems.add(out_loc, None, f"{name}: output `{output}` is not a tensor parameter",
+                    line = outputs.line_at(index) if isinstance(outputs, LineList) else out_loc.line
+                    problems.add(Location(shown, line), None,
+                                 f"{name}: output `{shown_text(output)}` is not a tensor parameter",
                                  f"name one of: {', '.join(tensors) or 'no tensor'}")
             if len(set(outputs)) != len(outputs):
                 problems.add(out_loc, None, f"{name}: an output is listed twice", "list each output once")
@@ -180,37 +226,49 @@ def _policy(entry: LineDict, schema: OpSchema | None, op: str, shown: str, probl
     guard_text = entry.get("guard")
     guards = ", ".join(g.value for g in Guard)
     if guard_text is None:
-        problems.add(loc("op"), op, "no `guard`: every op states its device policy",
+        problems.add(loc("guard" if "guard" in entry else "op"), op, "no `guard`: every op states its device policy",
                      f"add `guard: first-tensor` (or one of: {guards})")
         return None
-    try:
-        guard = Guard(guard_text)
-    except ValueError:
-        problems.add(loc("guard"), op, f"unknown guard `{guard_text}`", f"use one of: {guards}")
+    guard = _enum(Guard, guard_text)
+    if guard is None:
+        problems.add(loc("guard"), op, f"unknown guard `{shown_text(guard_text)}`", f"use one of: {guards}")
         return None
     check_text = entry.get("device_check", DeviceCheck.SAME_DEVICE.value)
-    try:
-        device_check = DeviceCheck(check_text)
-    except ValueError:
-        problems.add(loc("device_check"), op, f"unknown device_check `{check_text}`",
+    device_check = _enum(DeviceCheck, check_text)
+    if device_check is None:
+        problems.add(loc("device_check"), op, f"unknown device_check `{shown_text(check_text)}`",
                      f"use one of: {', '.join(c.value for c in DeviceCheck)}")
         return None
     reason = entry.get("reason")
-    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
-        problems.add(loc("reason"), op, "`reason` is empty", "say in a sentence why the op needs this policy")
-        reason = None
-    guard_arg = entry.get("guard_arg")
     ok = True
+    if "reason" in entry:
+        why = text_problem(reason)
+        if why is not None:
+            # A reason is rendered into a `//` comment of the generated C++:
+            # it must not be able to end that comment.
+            problems.add(loc("reason"), op, f"`reason` {why}",
+                         "write the reason as one line of printable text (at most "
+                         f"{MAX_TEXT} characters, no line break, no trailing backslash)")
+            reason = None
+            ok = False
+        else:
+            reason = reason.strip()
+    guard_arg = entry.get("guard_arg")
+    if guard_arg is not None and not isinstance(guard_arg, str):
+        problems.add(loc("guard_arg"), op, f"guard_arg must name an argument, not {type_word(guard_arg)}",
+                     "write `guard_arg: <argument>` (a tensor, a tensor list or the factory's `device`)")
+        return None
     if guard is Guard.EXPLICIT_ARG:
         if guard_arg is None:
-            problems.add(loc("guard"), op, "guard explicit-arg names no argument",
+            problems.add(loc("guard_arg" if "guard_arg" in entry else "guard"), op,
+                         "guard explicit-arg names no argument",
                          "add `guard_arg: <argument>` (a tensor, a tensor list or the factory's `device`)")
             ok = False
         elif schema is not None:
-            arg = schema.argument(str(guard_arg))
+            arg = schema.argument(guard_arg)
             names = ", ".join(a.name for a in schema.arguments if a.kind in GUARD_ARG_KINDS) or "none"
             if arg is None:
-                problems.add(loc("guard_arg"), op, f"guard_arg `{guard_arg}` is not an argument of {op}",
+                problems.add(loc("guard_arg"), op, f"guard_arg `{shown_text(guard_arg)}` is not an argument of {op}",
                              f"name one of its tensor or device arguments: {names}")
                 ok = False
             elif arg.kind not in GUARD_ARG_KINDS:
@@ -227,24 +285,37 @@ def _policy(entry: LineDict, schema: OpSchema | None, op: str, shown: str, probl
         problems.add(loc("guard"), op, f"guard first-tensor, but {op} has no tensor argument",
                      f"use `guard: explicit-arg` with `guard_arg:` naming{device}")
         ok = False
-    if guard is Guard.NONE and reason is None:
+    if guard is Guard.NONE and reason is None and "reason" not in entry:
         problems.add(loc("guard"), op, "guard none without a `reason`",
                      "add `reason:` saying why the launch may run on whatever device is current")
         ok = False
-    if device_check is DeviceCheck.NO_CHECK and reason is None:
+    if device_check is DeviceCheck.NO_CHECK and reason is None and "reason" not in entry:
         problems.add(loc("device_check"), op, "device_check no-check without a `reason`",
                      "add `reason:` saying why its tensors may live on different devices")
         ok = False
     if not ok:
         return None
-    return DevicePolicy(guard, str(guard_arg) if guard_arg is not None else None, device_check, reason)
+    return DevicePolicy(guard, guard_arg, device_check, reason)
+
+
+def _enum(kind, value):
+    """The member of `kind` written as `value`, or None (for any value, text or not)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        return None
 
 
 def _unknown_keys(entry: LineDict, allowed: tuple[str, ...], op: str | None, shown: str, problems: Problems) -> None:
     for key in entry:
         if key not in allowed:
-            problems.add(Location(shown, entry.line_of(key)), op, f"unknown key `{key}`",
+            problems.add(Location(shown, entry.line_of(key)), op, f"unknown key `{shown_text(key)}`",
                          f"remove it; an entry may have: {', '.join(allowed)}")
+
+
+_OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?", re.ASCII)
 
 
 def _op_name(entry: LineDict, schemas: ATenSchemas, shown: str, problems: Problems) -> tuple[str | None, OpSchema | None]:
@@ -252,6 +323,10 @@ def _op_name(entry: LineDict, schemas: ATenSchemas, shown: str, problems: Proble
     loc = Location(shown, entry.line_of("op"))
     if not isinstance(op, str) or not op:
         problems.add(loc, None, "entry without `op`", "add `op: <overload>` as in native_functions.yaml (add.Tensor)")
+        return None, None
+    if not _OP_NAME.fullmatch(op):
+        problems.add(loc, None, f"`{shown_text(op)}` is not an ATen overload name",
+                     "write the name before `(` in native_functions.yaml: name or name.overload (add.Tensor)")
         return None, None
     schema = schemas.get(op)
     if schema is None:
@@ -273,14 +348,17 @@ def _torch_version() -> str:
 # ---- yaml/ops/*.yaml -----------------------------------------------------------------
 
 
-def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str, AclnnPrototype | None],
+def _launch(entry: LineDict, key: str, op: str, shown: str, prototypes: dict[str, AclnnPrototype | None] | None,
             problems: Problems) -> Launch | None:
+    """`prototypes` None: yaml/aclnn.yaml is unusable (and reported), so no launch can be checked."""
     text = entry.get(key)
     loc = Location(shown, entry.line_of(key))
     try:
         call = parse_launch(text)
     except ExprError as error:
         problems.add(loc, op, f"{key}: {error.message}", error.fix)
+        return None
+    if prototypes is None:
         return None
     proto = prototypes.get(call.func)
     if proto is None and call.func in prototypes:
@@ -301,17 +379,22 @@ def _output_rules(entry: LineDict, op: str, shown: str, problems: Problems) -> t
     """The `out:` list of shape general: one mapping per output, each with a `name`."""
     value = entry.get("out")
     rules = []
-    for item in value:
-        loc = Location(shown, getattr(item, "line", entry.line_of("out")))
+    for index, item in enumerate(value):
+        loc = Location(shown, value.line_at(index) if isinstance(value, LineList) else entry.line_of("out"))
         if not isinstance(item, LineDict):
             problems.add(loc, op, "each output of the `out` list must be a mapping",
                          "write `- name: <output>` with `size:` and `dtype:` under it")
             return None
         name = item.get("name")
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
-            problems.add(Location(shown, item.line_of("name") if "name" in item else item.line), op,
-                         "an output of the `out` list needs a `name`",
+        if "name" not in item:
+            problems.add(loc, op, "an output of the `out` list needs a `name`",
                          "add `name: <identifier>` (an out= argument's name for out= forms)")
+            return None
+        why = local_name_problem(name)
+        if why is not None:
+            # The name becomes a C++ variable of the wrapper.
+            problems.add(Location(shown, item.line_of("name")), op, f"output name `{shown_text(name)}` {why}",
+                         "name the output in lower_snake_case, as ATen names its returns (values, indices, grad_input)")
             return None
         rule = _output_rule(entry, op, shown, problems, value=item, keys=OUTPUT_KEYS, loc=loc)
         if rule is None:
@@ -353,22 +436,22 @@ def _output_rule(entry: LineDict, op: str, shown: str, problems: Problems, value
     return OutputRule(rules.get("size"), rules.get("dtype"), loc, where("size"), where("dtype"))
 
 
-def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, AclnnPrototype | None],
-              problems: Problems) -> OpEntry | None:
-    line = getattr(entry, "line", 1)
+def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
+              prototypes: dict[str, AclnnPrototype | None] | None, problems: Problems) -> OpEntry | None:
     if not isinstance(entry, LineDict):
-        problems.add(Location(shown, line), None, "a registry entry must be a mapping", "start it with `- op: <overload>`")
+        problems.add(Location(shown, line), None, f"a registry entry must be a mapping, not {type_word(entry)}",
+                     "start it with `- op: <overload>`")
         return None
     before = len(problems.items)
     op, schema = _op_name(entry, schemas, shown, problems)
     _unknown_keys(entry, OP_KEYS, op, shown, problems)
     if op is None:
         return None
-    shape = SHAPES.get(entry.get("shape"))
+    shape_text = entry.get("shape")
+    shape = SHAPES.get(shape_text) if isinstance(shape_text, str) else None
     if shape is None:
-        shape_text = entry.get("shape")
         problems.add(Location(shown, entry.line_of("shape")), op,
-                     f"unknown kernel shape `{shape_text}`" if shape_text else "no `shape`",
+                     f"unknown kernel shape `{shown_text(shape_text)}`" if shape_text else "no `shape`",
                      f"use one of: {', '.join(SHAPES)}")
     elif schema is not None:
         why = shape.check(schema)
@@ -390,7 +473,7 @@ def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, Acl
                          "remove `wrapped_number` or use shape binary, inplace or out")
         if wrapped is not None:
             items = [a for a in wrapped.args if isinstance(a, Call) and a.func == "item"]
-            if len(items) != 1 or not isinstance(items[0].args[0], Name):
+            if len(items) != 1 or len(items[0].args) != 1 or not isinstance(items[0].args[0], Name):
                 problems.add(loc, op, "wrapped_number must pass exactly one `item(<tensor>)`",
                              "write e.g. aclnnAdds(self, item(other), alpha, out)")
             elif schema is not None and schema.argument(items[0].args[0].name) is None:
@@ -404,7 +487,10 @@ def _op_entry(entry, shown: str, schemas: ATenSchemas, prototypes: dict[str, Acl
                          f"shape {shape.name} has one output: `out` must be a mapping",
                          "write `out:` with `size:` and `dtype:`, or use shape general for several outputs")
         else:
-            outputs = _output_rules(entry, op, shown, problems) or ()
+            listed = _output_rules(entry, op, shown, problems)
+            if listed is None:
+                return None  # reported
+            outputs = listed
             out = outputs[0] if outputs else None
     else:
         out = _output_rule(entry, op, shown, problems)
@@ -467,20 +553,25 @@ def _check_general_outputs(entry: LineDict, op: str, schema: OpSchema, outputs: 
                          "rename the output")
 
 
-def _entries(data, shown: str, problems: Problems) -> list:
-    if data is None:
+def _entries(document: Document | None, shown: str, problems: Problems) -> list[tuple[object, int]]:
+    """(entry, line) for each entry of a registry list file."""
+    if document is None or document.data is None:
         return []
-    if not isinstance(data, list):
-        problems.add(Location(shown, getattr(data, "line", 1)), None, "expected a list of entries",
-                     "start each entry with `- op: <overload>`")
+    data = document.data
+    if not isinstance(data, LineList):
+        problems.add(Location(shown, getattr(data, "line", document.line)), None,
+                     f"expected a list of entries, not {type_word(data)}", "start each entry with `- op: <overload>`")
         return []
-    return data
+    return [(entry, data.line_at(index)) for index, entry in enumerate(data)]
 
 
-def _handwritten_entry(entry, shown: str, schemas: ATenSchemas, paths: Paths,
+_HANDWRITTEN_FILE = re.compile(r"csrc/handwritten/[A-Za-z0-9_][A-Za-z0-9_./-]*\.(cc|cpp|h)", re.ASCII)
+
+
+def _handwritten_entry(entry, line: int, shown: str, schemas: ATenSchemas, paths: Paths,
                        problems: Problems) -> HandwrittenEntry | None:
     if not isinstance(entry, LineDict):
-        problems.add(Location(shown, getattr(entry, "line", 1)), None, "a handwritten entry must be a mapping",
+        problems.add(Location(shown, line), None, f"a handwritten entry must be a mapping, not {type_word(entry)}",
                      "start it with `- op: <overload>`")
         return None
     before = len(problems.items)
@@ -490,9 +581,13 @@ def _handwritten_entry(entry, shown: str, schemas: ATenSchemas, paths: Paths,
         return None
     policy = _policy(entry, schema, op, shown, problems)
     file = entry.get("file")
-    if not isinstance(file, str) or not file:
-        problems.add(Location(shown, entry.line), op, "no `file`",
-                     "add `file: csrc/handwritten/<file>.cpp`, the file that registers it")
+    if file is None:
+        problems.add(Location(shown, entry.line_of("file")), op, "no `file`",
+                     "add `file: csrc/handwritten/<file>.cc`, the file that registers it")
+    elif not isinstance(file, str) or not _HANDWRITTEN_FILE.fullmatch(file) or "/../" in file or "/./" in file:
+        problems.add(Location(shown, entry.line_of("file")), op,
+                     f"`file: {shown_text(file)}` is not a source file under csrc/handwritten/",
+                     "write `file: csrc/handwritten/<file>.cc`, the file that registers it")
     if len(problems.items) != before or policy is None:
         return None
     return HandwrittenEntry(op, policy, file, Location(shown, entry.line))
@@ -505,9 +600,13 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
     raise_here = problems is None
     problems = problems if problems is not None else Problems()
     invalid_prototypes: set[str] = set()
-    prototypes = _load_prototypes(paths, problems, invalid_prototypes)
-    by_name: dict[str, AclnnPrototype | None] = {name: None for name in invalid_prototypes}
-    by_name.update({p.name: p for p in prototypes})
+    loaded = _load_prototypes(paths, problems, invalid_prototypes)
+    prototypes = loaded or []
+    # None: yaml/aclnn.yaml is unusable; its problem is reported once, not at every launch.
+    by_name: dict[str, AclnnPrototype | None] | None = None
+    if loaded is not None:
+        by_name = {name: None for name in invalid_prototypes}
+        by_name.update({p.name: p for p in prototypes})
     inputs = [paths.show(paths.aclnn_yaml)]
 
     ops: dict[str, OpEntry] = {}
@@ -519,15 +618,15 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
     for path in op_files:
         shown = paths.show(path)
         inputs.append(shown)
-        for entry in _entries(_read(path, paths, problems), shown, problems):
+        for entry, line in _entries(_read(path, paths, problems), shown, problems):
             if isinstance(entry, LineDict) and isinstance(entry.get("op"), str):
                 name, loc = entry["op"], Location(shown, entry.line)
                 if name in first_seen:
-                    problems.add(loc, name, f"{name} is registered twice (first at {first_seen[name]})",
+                    problems.add(loc, name, f"{shown_text(name)} is registered twice (first at {first_seen[name]})",
                                  "keep one entry per ATen overload")
                     continue
                 first_seen[name] = loc
-            parsed = _op_entry(entry, shown, schemas, by_name, problems)
+            parsed = _op_entry(entry, line, shown, schemas, by_name, problems)
             if parsed is not None:
                 ops[parsed.op] = parsed
 
@@ -535,8 +634,8 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
     if os.path.exists(paths.handwritten_yaml):
         shown = paths.show(paths.handwritten_yaml)
         inputs.append(shown)
-        for entry in _entries(_read(paths.handwritten_yaml, paths, problems), shown, problems):
-            parsed = _handwritten_entry(entry, shown, schemas, paths, problems)
+        for entry, line in _entries(_read(paths.handwritten_yaml, paths, problems), shown, problems):
+            parsed = _handwritten_entry(entry, line, shown, schemas, paths, problems)
             if parsed is None:
                 continue
             if parsed.op in handwritten:

@@ -42,6 +42,7 @@ at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
   }
   const LaunchDevice device = launch_device_of(src);
   at::Tensor out = empty_on(device, src.sizes(), dtype);
+  // flagos-lint: allow-launch-device(packs a copy's source on the source's own device before the transfer)
   FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, out, src);
   return out;
 }

@@ -107,7 +107,7 @@ def test_registry_error(ws, case):
 
 
 def test_handwritten_and_generated(ws):
-    ws.edit("yaml/handwritten.yaml", "- op: zero_\n", "- op: abs\n  guard: first-tensor\n  file: x.cc\n\n- op: zero_\n")
+    ws.edit("yaml/handwritten.yaml", "- op: zero_\n", "- op: abs\n  guard: first-tensor\n  file: csrc/handwritten/x.cc\n\n- op: zero_\n")
     run = ws.run()
     assert run.code == 2
     line = ws.line_of("yaml/handwritten.yaml", "- op: abs")

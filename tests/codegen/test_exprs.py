@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.exprs import ExprError, Scope, parse_expr, render_launch_arg, render_rule
+from codegen.exprs import ExprError, Scope, parse_expr, render_launch_arg, render_rule, render_when
 from codegen.schemas import aten_schemas
 
 
@@ -92,3 +92,67 @@ def test_rules(op, role, text, cpp):
 def test_syntax_errors(text):
     with pytest.raises(ExprError):
         parse_expr(text)
+
+
+# Literals are converted to their parameter's C type in braces, where C++
+# refuses narrowing: the registry range-checks them instead of the compiler.
+@pytest.mark.parametrize("text,ctype,cpp", [
+    ("127", "int8_t", "int8_t{127}"),
+    ("-128", "const int8_t", "int8_t{-128}"),
+    ("255", "uint8_t", "uint8_t{255}"),
+    ("18446744073709551615", "uint64_t", "uint64_t{18446744073709551615u}"),
+    ("-9223372036854775808", "int64_t", "int64_t{(-9223372036854775807 - 1)}"),
+    ("9007199254740992", "double", "double{9007199254740992}"),
+    ("3.4e38", "float", "float{3.4e+38}"),
+    ("5e-324", "double", "double{5e-324}"),
+    ("-9223372036854775808", "const aclScalar*", "at::Scalar(int64_t{(-9223372036854775807 - 1)})"),
+])
+def test_literals_in_range(text, ctype, cpp):
+    assert launch_arg("addmm", text, ctype) == cpp
+
+
+@pytest.mark.parametrize("text,ctype,message", [
+    ("128", "int8_t", "128 is out of the range of int8_t (-128 to 127)"),
+    ("300", "const int8_t", "300 is out of the range of int8_t"),
+    ("-1", "uint64_t", "-1 is out of the range of uint64_t"),
+    ("18446744073709551616", "uint64_t", "does not fit in 64 bits"),
+    ("9223372036854775808", "const aclScalar*", "out of the range of int64_t"),
+    ("9007199254740993", "double", "the integer 9007199254740993 has no exact double value"),
+    ("1e39", "float", "1e+39 is out of the range of float"),
+    ("1e-50", "float", "1e-50 is too small for a float"),
+    ("1e999", "double", "is not a finite number"),
+    ("1e-400", "double", "too small for a double"),
+])
+def test_literals_out_of_range(text, ctype, message):
+    with pytest.raises(ExprError) as error:
+        launch_arg("addmm", text, ctype)
+    assert message in error.value.message
+
+
+def test_fallback_literal_fits_its_parameter():
+    assert launch_arg("argmax", "dim or 0", "int64_t") == "dim.value_or(int64_t{0})"
+    with pytest.raises(ExprError) as error:
+        launch_arg("argmax", "dim or 300", "int8_t")
+    assert "300 is out of the range of int8_t" in error.value.message
+
+
+@pytest.mark.parametrize("text,message", [
+    ("f(" * 9 + "x" + ")" * 9, "nests more than 8 levels deep"),
+    ("a or " * 9 + "b", "nests more than 8 levels deep"),
+    ("f(" * 5000 + "x" + ")" * 5000, "characters long"),
+    ("a" * 401, "characters long"),
+    ("aclnnAdd(self,\u2028other)", "cannot read"),
+    ("valuès", "cannot read"),
+    ("\u0663", "cannot read"),  # an Arabic-Indic digit is no C++ digit
+])
+def test_expressions_are_bounded_ascii(text, message):
+    with pytest.raises(ExprError) as error:
+        parse_expr(text)
+    assert message in error.value.message
+
+
+def test_flag_index_in_range():
+    scope = Scope(aten_schemas().get("native_layer_norm_backward"), True)
+    with pytest.raises(ExprError) as error:
+        render_when(parse_expr("flag(output_mask, 3)"), scope, set())
+    assert "output_mask is a bool[3], it has no element 3" in error.value.message

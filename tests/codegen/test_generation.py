@@ -167,3 +167,57 @@ def test_registry_covers_the_first_set():
             "arange.start_step", "full"} <= ops
     assert not ops & {"mm", "bmm", "matmul"}
     assert any(re.match(r"aclnn\w+s$", e.wrapped_number.entry) for e in registry.ops if e.wrapped_number)
+
+
+def test_check_fails_on_a_file_the_generator_did_not_write(ws):
+    """CMake compiles every generated/*.cpp: a hand-written file dropped there would bypass the registry."""
+    assert ws.run().code == 0
+    ws.write("csrc/generated/kernels_extra.cpp", '#include "runtime/launch.h"\nvoid f() { aclnnAddGetWorkspaceSize(); }\n')
+    ws.write("csrc/generated/aclnn/aclnnEvil.h", "#pragma once\n")
+    run = ws.run("--check")
+    assert run.code == 1
+    assert "csrc/generated/kernels_extra.cpp: not written by the generator" in run.err
+    assert "csrc/generated/aclnn/aclnnEvil.h: not written by the generator" in run.err
+    run = ws.run()
+    assert run.code == 0 and "kernels_extra.cpp was not written by the generator; `--check` fails on it" in run.err
+    assert os.path.exists(os.path.join(ws.out_dir, "kernels_extra.cpp"))  # never deleted: it is not ours
+
+
+def test_write_is_all_or_nothing(ws, monkeypatch):
+    """A failure while writing (a full disk, an unencodable character) leaves no temporary and no
+    half-updated tree."""
+    from codegen import file_manager
+
+    assert ws.run().code == 0
+    ws.edit("yaml/aclnn.yaml", "source: hicann/ops-math/math/neg/op_api/aclnn_neg.h",
+            "source: hicann/ops-math/math/neg/op_api/aclnn_negative.h")  # changes a header
+    ws.edit("yaml/ops/unary.yaml", "aclnnAbs(self, out)", "aclnnNeg(self, out)")  # changes a shard
+    before = ws.outputs()
+    real_open, opened = open, []
+
+    def failing_open(path, *args, **kwargs):
+        if ".tmp" in str(path):
+            opened.append(path)
+            if len(opened) == 2:
+                raise OSError(28, "No space left on device")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(file_manager, "open", failing_open, raising=False)
+    run = ws.run()
+    assert run.code == 1 and "No space left on device" in run.err
+    assert ws.outputs() == before  # nothing renamed, no temporary left
+    monkeypatch.undo()
+    assert ws.run().code == 0 and ws.outputs() != before
+
+
+def test_unencodable_content_writes_nothing(tmp_path):
+    from codegen.file_manager import GENERATED_MARK, FileManager
+
+    files = FileManager(str(tmp_path), "out")
+    files.add("a.h", GENERATED_MARK + " a\n")
+    files.add("b.h", GENERATED_MARK + " b \ud800\n")
+    try:
+        files.write()
+    except UnicodeEncodeError:
+        pass
+    assert os.listdir(tmp_path) == []
