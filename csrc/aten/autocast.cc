@@ -32,7 +32,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 #undef FLAGOS_AUTOCAST_FP32_SET_OPT_DTYPE
 #undef FLAGOS_AUTOCAST_PROMOTE
   // As on CUDA: binary_cross_entropy is unsafe to autocast.
-  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"), TORCH_FN(binary_cross_entropy_banned));
+  m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy_banned));
 }
 
 }  // namespace
