@@ -20,6 +20,13 @@ from collections import Counter
 
 import yaml
 
+
+class _NoAliasDumper(yaml.SafeDumper):
+    """The registry refuses YAML aliases: the copies write every value out."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
 from benchmarks.timing import summarize
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -142,7 +149,7 @@ def build_synthetic_registry(source: str, dest: str, factor: int = 10) -> dict:
         for file_name, entries in files.items():
             copies = [dict(entry, op=op) for f, entry, op in clones if f == file_name]
             with open(os.path.join(dest, "ops", file_name), "w", encoding="utf-8") as handle:
-                yaml.safe_dump(entries + copies, handle, sort_keys=False, width=200)
+                yaml.dump(entries + copies, handle, Dumper=_NoAliasDumper, sort_keys=False, width=200)
         failures = _validation_failures(dest)
         if not failures:
             break

@@ -132,6 +132,8 @@ def _to_device(t: torch.Tensor, device: str, layout: str) -> torch.Tensor:
     if layout == "contiguous" or t.dim() == 0 or t.numel() == 0:
         return t.to(device, copy=True)
     if layout == "noncontig":  # every other element of a buffer twice as large
+        if t.numel() == 1:  # one element is contiguous whatever its strides
+            return t.to(device, copy=True)
         buf = torch.zeros(*t.shape, 2, dtype=t.dtype)
         buf[..., 0] = t
         view = buf.to(device)[..., 0]
@@ -485,7 +487,8 @@ def _rand(*sizes, seed=0) -> torch.Tensor:
 SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_",
                "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
-               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout")
+               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
+               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -562,6 +565,17 @@ def _special(spec: OpSpec) -> list[Case] | None:
             (_rand(2, 4, 3, seed=11), _rand(2, 4, 3, seed=12),
              *aten.native_group_norm(_rand(2, 4, 3, seed=12), _rand(4, seed=13), None, 2, 4, 3, 2, 1e-5)[1:],
              _rand(4, seed=13)), tags=("plain",))],
+        # GradScaler's ops: unscale two gradients (one with an inf), then update the scale.
+        "_amp_foreach_non_finite_check_and_unscale_": [Case(
+            spec, "an inf",
+            lambda grads, found, inv: aten._amp_foreach_non_finite_check_and_unscale_(grads, found, inv),
+            ([x, torch.tensor([1.0, float("inf")])], torch.tensor([0.0]), torch.tensor([0.5])), tags=("plain",))],
+        "_amp_update_scale_": [
+            Case(spec, "grow", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 2),
+                 (torch.tensor([4.0]), torch.tensor([1], dtype=torch.int32), torch.tensor([0.0])), tags=("plain",)),
+            Case(spec, "back off", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 2),
+                 (torch.tensor([4.0]), torch.tensor([1], dtype=torch.int32), torch.tensor([1.0])),
+                 tags=("plain",))],
     }
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
