@@ -47,6 +47,11 @@ OUT_KEYS = ("size", "dtype")
 OUTPUT_KEYS = ("name", "size", "dtype", "when")  # one output of a list (shape general)
 HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file")
 GUARD_ARG_KINDS = ("tensor", "optional_tensor", "tensor_list", "device", "optional_device")
+# The only reasons for `guard: none` on an op whose arguments name a device
+# (python -m codegen --report lists them).
+NONE_REASONS = {
+    "launches nothing": "the kernel launches no ACLNN operator; it only reads or rewrites tensor metadata",
+}
 
 
 class Paths:
@@ -288,6 +293,17 @@ def _policy(entry: LineDict, schema: OpSchema | None, op: str, shown: str, probl
     if guard is Guard.NONE and reason is None and "reason" not in entry:
         problems.add(loc("guard"), op, "guard none without a `reason`",
                      "add `reason:` saying why the launch may run on whatever device is current")
+        ok = False
+    elif (guard is Guard.NONE and schema is not None and reason not in NONE_REASONS
+          and any(a.kind in GUARD_ARG_KINDS for a in schema.arguments)):
+        # An argument names a device: the launch must run there. The device
+        # matrix runs every such op on a non-current device, so a `none` here
+        # would also fail the op's own test.
+        names = ", ".join(a.name for a in schema.arguments if a.kind in GUARD_ARG_KINDS)
+        problems.add(loc("reason" if "reason" in entry else "guard"), op,
+                     f"guard none, but {op}'s arguments name a device ({names}): its launches "
+                     "must run there", "use `guard: first-tensor` (or explicit-arg); `none` takes a reason from: "
+                     + "; ".join(f"`{key}` ({why})" for key, why in NONE_REASONS.items()))
         ok = False
     if device_check is DeviceCheck.NO_CHECK and reason is None and "reason" not in entry:
         problems.add(loc("device_check"), op, "device_check no-check without a `reason`",

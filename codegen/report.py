@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from codegen.model import Guard, Registry
+from codegen.registry import NONE_REASONS
 from codegen.resolve import KernelView, guard_sources
 from codegen.schemas import ATenSchemas
 
@@ -50,7 +51,8 @@ def totals(rows: list[PolicyRow]) -> dict:
 
 def render_report(rows: list[PolicyRow], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps({"ops": [row.__dict__ for row in rows], "totals": totals(rows)}, indent=2) + "\n"
+        return json.dumps({"ops": [row.__dict__ for row in rows], "totals": totals(rows),
+                           "none_reasons": NONE_REASONS}, indent=2) + "\n"
     summary = totals(rows)
     lines = [
         "# Device policies of the flagos kernels",
@@ -62,6 +64,8 @@ def render_report(rows: list[PolicyRow], fmt: str) -> str:
     ]
     lines += [f"| guard {guard} | {count} |" for guard, count in summary["guard"].items()]
     lines += [f"| device_check {check} | {count} |" for check, count in summary["device_check"].items()]
+    lines += ["", "`guard: none` on an op whose arguments name a device takes one of these reasons:", ""]
+    lines += [f"- `{key}`: {why}" for key, why in NONE_REASONS.items()]
     lines += [
         "",
         "| op | kind | shape | guard | guarded argument | device check | reason | yaml | kernel |",

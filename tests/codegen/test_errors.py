@@ -130,7 +130,19 @@ def test_all_errors_at_once(ws):
     assert not os.listdir(ws.out_dir)
 
 
-def test_reason_is_enough(ws):
+def test_none_needs_a_listed_reason_when_an_argument_names_a_device(ws):
+    # neg's `self` names a device: its launch must run there, whatever reason is given.
     ws.edit("yaml/ops/unary.yaml", NEG,
             NEG.replace("guard: first-tensor", "guard: none\n  device_check: no-check\n  reason: a test"))
+    run = ws.run()
+    assert run.code == 2
+    assert "guard none, but neg's arguments name a device (self)" in run.err
+    assert "launches nothing" in run.err  # the fix lists the closed reasons
+
+
+def test_none_with_a_listed_reason_is_accepted(ws):
+    ws.edit("yaml/ops/unary.yaml", NEG,
+            NEG.replace("guard: first-tensor", "guard: none\n  reason: launches nothing"))
     assert ws.run().code == 0
+    report = ws.run("--report")
+    assert "`launches nothing`" in report.out

@@ -23,7 +23,7 @@ POLICIES = {
     "explicit_arg_tensor.cpp": ("addmm", None),
     "explicit_arg_device.cpp": ("full", None),
     "none.cpp": ("neg", ("yaml/ops/unary.yaml", "  guard: first-tensor\n\n- op: exp",
-                         "  guard: none\n  reason: golden test of policy none\n\n- op: exp")),
+                         "  guard: none\n  reason: launches nothing\n\n- op: exp")),
     "out.cpp": ("add.out", None),
     "inplace.cpp": ("mul_.Tensor", None),
     # shape general: several outputs; optional (`when`) outputs
@@ -55,7 +55,7 @@ def test_policies_differ_only_in_their_lines(ws):
     changed = {line for line in guarded.splitlines()} ^ {line for line in unguarded.splitlines()}
     assert changed == {
         "// guard first-tensor: the first flagos tensor among self",
-        "// guard none: golden test of policy none",
+        "// guard none: launches nothing",
         "  const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);",
         "  const flagos::LaunchDevice launch_device = flagos::no_launch_device();",
     }

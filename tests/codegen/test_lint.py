@@ -134,10 +134,21 @@ def test_the_repository_kernels_match_their_policies(ws):
     assert run.code == 0, run.err
 
 
-def test_declared_none_with_an_unguarded_kernel_fails(ws):
-    """Issue 13: `none` in the YAML and an unguarded launch in the kernel passed every check."""
+def test_declared_none_for_an_op_with_tensor_arguments_is_a_registry_error(ws):
+    """Issue 13: `none` in the YAML and an unguarded launch in the kernel passed every check.
+    The registry now refuses `none` for an op whose arguments name a device."""
     ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
             "- op: nll_loss_backward\n  guard: none\n  reason: runs on the current device\n")
+    run = ws.run()
+    assert run.code == 2
+    assert "guard none, but nll_loss_backward's arguments name a device" in run.err
+
+
+def test_declared_none_with_an_unguarded_kernel_fails(ws):
+    """With the one reason the registry takes for `none` ("launches nothing"), the lint still
+    reads the kernel: a launch there fails."""
+    ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
+            "- op: nll_loss_backward\n  guard: none\n  reason: launches nothing\n")
     ws.edit("csrc/handwritten/indexing_ops.cc", NLL_DEVICE, "const LaunchDevice device = no_launch_device();")
     assert ws.run().code == 0
     run = ws.run("--check")
@@ -151,7 +162,7 @@ def test_declared_none_with_an_unguarded_kernel_fails(ws):
 
 def test_declared_none_with_a_guarded_kernel_fails(ws):
     ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
-            "- op: nll_loss_backward\n  guard: none\n  reason: runs on the current device\n")
+            "- op: nll_loss_backward\n  guard: none\n  reason: launches nothing\n")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1
@@ -171,7 +182,7 @@ def test_an_unguarded_kernel_under_a_guarded_policy_fails(ws):
 def test_changing_a_declared_policy_alone_fails(ws):
     """Issue 13: zero_'s declared policy changed, its kernel untouched: --report would be wrong."""
     ws.edit("yaml/handwritten.yaml", "- op: zero_\n  guard: first-tensor\n",
-            "- op: zero_\n  guard: none\n  reason: any device will do\n")
+            "- op: zero_\n  guard: none\n  reason: launches nothing\n")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1

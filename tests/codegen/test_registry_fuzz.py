@@ -74,7 +74,7 @@ OPS = """\
     size: self
     dtype: self
   guard: none
-  reason: the fuzz's policy none
+  reason: launches nothing
   device_check: same-device
 
 - op: abs
@@ -151,7 +151,7 @@ HANDWRITTEN = """\
 
 - op: fill_.Scalar
   guard: none
-  reason: the fuzz's handwritten policy none
+  reason: launches nothing
   file: csrc/handwritten/fill.cc
 """
 
@@ -219,8 +219,8 @@ def reason_breaks_comment(rng: random.Random) -> Case:
     brk = rng.choice(LINE_BREAKS + ["\\", "\\ ", "??/", "\\\t"])
     payload = rng.choice(PAYLOADS)
     text = f"ok{brk}{payload}" if brk in LINE_BREAKS else f"ok {payload}{brk}"
-    where = rng.choice([(O, "  reason: the fuzz's policy none", "neg"),
-                        (H, "  reason: the fuzz's handwritten policy none", "fill_.Scalar")])
+    where = rng.choice([(O, "  reason: launches nothing", "neg"),
+                        (H, "  reason: launches nothing", "fill_.Scalar")])
     return _edit(f"reason {brk!r}", where[0], where[1], f"  reason: {_quoted(text)}", op=where[2],
                  fragment="reason")
 
@@ -228,29 +228,30 @@ def reason_breaks_comment(rng: random.Random) -> Case:
 def reason_unprintable(rng: random.Random) -> Case:
     char = rng.choice(UNPRINTABLE)
     text = f"a reason{char}{rng.choice(PAYLOADS)}"
-    return _edit(f"reason {char!r}", O, "  reason: the fuzz's policy none", f"  reason: {_quoted(text)}", op="neg",
+    return _edit(f"reason {char!r}", O, "  reason: launches nothing", f"  reason: {_quoted(text)}", op="neg",
                  fragment="reason")
 
 
 def reason_raw_yaml_breaks(rng: random.Random) -> Case:
     """Unicode line breaks written raw, not escaped: YAML folds or refuses them; either way no C++ breaks."""
     char = rng.choice(["\u2028", "\u2029", "\x85", "\r", "\x0c"])
-    return _edit(f"raw {char!r}", O, "  reason: the fuzz's policy none",
+    return _edit(f"raw {char!r}", O, "  reason: launches nothing",
                  f"  reason: the fuzz{char} FUZZ_global = 1;", expect="any")
 
 
 def reason_bad_value(rng: random.Random) -> Case:
     value = rng.choice(["", "''", "'   '", "~", "[a, b]", "{a: 1}", "12", "true", "2001-01-01", "x" * 400,
                         _quoted("x" * 321)])
-    return _edit(f"reason {value[:10]!r}", O, "  reason: the fuzz's policy none", f"  reason: {value}", op="neg")
+    return _edit(f"reason {value[:10]!r}", O, "  reason: launches nothing", f"  reason: {value}", op="neg")
 
 
 def reason_tricky_but_fine(rng: random.Random) -> Case:
-    """Printable text with comment and string syntax in it: legitimate, and must stay in its comment."""
+    """Printable text with comment and string syntax in it. As text it is safe (the comment filter keeps
+    it in its comment), but `guard: none` on an op with a tensor argument takes only a listed reason."""
     text = rng.choice(["ends */ a block FUZZ", "/* FUZZ */ x", '"FUZZ" quoted', "naïve ✓ FUZZ unicode",
                        "back\\slash FUZZ inside", "question?? FUZZ marks?", "x" * 319 + "Z"])
-    return _edit(f"reason fine {text[:12]!r}", O, "  reason: the fuzz's policy none", f"  reason: {_quoted(text)}",
-                 expect="ok")
+    return _edit(f"reason fine {text[:12]!r}", O, "  reason: launches nothing", f"  reason: {_quoted(text)}",
+                 op="neg")
 
 
 LITERAL_SLOTS = ["self", "i8", "u8", "i16", "i32", "u32", "i64", "u64", "f32", "f64", "scalar", "flag", "out"]
@@ -490,7 +491,7 @@ def source_text(rng: random.Random) -> Case:
 
 def issue_13() -> list[Case]:
     """The malformed registries of issue 13, verbatim."""
-    reason = "  reason: the fuzz's policy none"
+    reason = "  reason: launches nothing"
     launch = "  launch: aclnnAddmm(self, mat1, mat2, beta, alpha, out, 0)"
     cases = [
         lambda: _edit("reason newline", O, reason, f"  reason: {_quoted('x' + chr(10) + '#include </etc/FUZZ>')}",
@@ -531,7 +532,7 @@ def yaml_tags(rng: random.Random) -> Case:
     """YAML's other types where the registry expects text: sets, bytes, pairs, timestamps."""
     value = rng.choice(["!!set {a, b}", "!!binary aGVsbG8=", "!!omap [a: 1]", "!!pairs [a: 1]", "!!timestamp 2001-12-14",
                         "!!float 1", "!!int 3", "!!null ''", "!!bool yes", "!!str 12"])
-    file, old, op = rng.choice([(O, "  reason: the fuzz's policy none\n", "neg"), (O, "  shape: matmul\n", "addmm"),
+    file, old, op = rng.choice([(O, "  reason: launches nothing\n", "neg"), (O, "  shape: matmul\n", "addmm"),
                                 (O, "    size: matmul(mat1, mat2)\n", "addmm"), (H, "  file: csrc/handwritten/fill.cc\n\n",
                                                                                "zero_"),
                                 (A, "  params: [const aclTensor* self, aclTensor* out]\n", None)])

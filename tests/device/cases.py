@@ -73,6 +73,18 @@ class OpSpec:
     def inplace(self) -> bool:
         return self.base.endswith("_") and not self.base.startswith("__")
 
+    @property
+    def names_a_device(self) -> bool:
+        """An argument is a tensor, a tensor list or a device: the op must run on that device,
+        whatever policy the registry declares (the matrix does not read the policy)."""
+        def names(t) -> bool:
+            if isinstance(t, (torch.TensorType, torch.DeviceObjType)):
+                return True
+            if isinstance(t, (torch.OptionalType, torch.ListType)):
+                return names(t.getElementType())
+            return False
+        return any(names(arg.type) for arg in self.overload._schema.arguments)
+
 
 _LAUNCH_RE = re.compile(r"FLAGOS_GUARDED_LAUNCH\s*\(\s*[^,]+,\s*(aclnn\w+)")
 

@@ -62,7 +62,9 @@ PARAMS = [
     for spec in OPS
     for case in CASES[spec.op]
     for placement in PLACEMENTS
-    if spec.guard != "none" or placement == "same-device"  # `none` launches on the current device by design
+    # Independent of the registry's policy: an op whose arguments name a device runs on that
+    # device, so a wrong `none` (or a wrong explicit-arg) fails the op's own other-device test.
+    if spec.names_a_device or placement == "same-device"
 ]
 
 
@@ -105,6 +107,13 @@ def test_known_failures_name_existing_cases():
     ids = {(spec.op, case.id) for spec in OPS for case in CASES[spec.op]}
     stale = sorted(set(KNOWN_FAILURES) - ids)
     assert not stale, f"KNOWN_FAILURES names cases that no longer exist (remove them): {stale}"
+
+
+def test_placements_do_not_read_the_policy():
+    """Every op of the registry names a device through an argument, so every op is run on a
+    non-current device: a policy flipped to `none` would be launched on the current device and fail."""
+    assert all(spec.names_a_device for spec in OPS), [spec.op for spec in OPS if not spec.names_a_device]
+    assert all(any(p.values[1] == "other-device" for p in PARAMS if p.values[0].spec is spec) for spec in OPS)
 
 
 def test_every_op_has_samples():
@@ -198,7 +207,8 @@ def guards_off_outcome(case: Case, current: int = 0, device: int = K) -> str | N
     return None
 
 
-GUARDED = [spec for spec in OPS if spec.guard in ("first-tensor", "explicit-arg")]
+# Every op whose arguments name a device, whatever policy the registry declares.
+GUARDED = [spec for spec in OPS if spec.names_a_device]
 
 
 def test_negative_control_catches_every_guarded_op(guards_off, capsys, worker):

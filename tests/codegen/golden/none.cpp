@@ -1,5 +1,5 @@
 // neg: neg(Tensor self) -> Tensor
-// guard none: golden test of policy none
+// guard none: launches nothing
 at::Tensor wrapper_neg(const at::Tensor & self) {
   flagos::check_same_device("neg", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::no_launch_device();
