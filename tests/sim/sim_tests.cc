@@ -59,8 +59,17 @@ std::string cat(const Args&... args) {
   return s.str();
 }
 
+// The calling thread's latest error message. aclGetRecentErrMsg() clears
+// what it returns (and returns nullptr when there is nothing new), so the
+// cases read messages through this, which keeps the last one it saw.
+const std::string& lastError() {
+  thread_local std::string last;
+  if (const char* message = aclGetRecentErrMsg()) last = message;
+  return last;
+}
+
 [[noreturn]] void failAt(const char* file, int line, const std::string& what) {
-  throw Failure{cat(file, ":", line, ": ", what, "\n    last error message: '", aclGetRecentErrMsg(), "'")};
+  throw Failure{cat(file, ":", line, ": ", what, "\n    last error message: '", lastError(), "'")};
 }
 
 #define CHECK(cond) \
@@ -78,7 +87,7 @@ std::string cat(const Args&... args) {
 // The calling thread's last error message contains every given piece.
 #define CHECK_ERR_HAS(...)                                                                    \
   do {                                                                                        \
-    std::string msg_ = aclGetRecentErrMsg();                                                  \
+    const std::string& msg_ = lastError();                                                    \
     for (const std::string& piece : std::initializer_list<std::string>{__VA_ARGS__})           \
       if (msg_.find(piece) == std::string::npos)                                              \
         failAt(__FILE__, __LINE__, cat("error message lacks '", piece, "'"));                 \
@@ -252,7 +261,7 @@ TEST(fresh_thread_has_no_current_device) {
   std::string message;
   onFreshThread([&] {
     rc = aclrtGetDevice(&device);
-    message = aclGetRecentErrMsg();
+    message = lastError();
     syncRc = aclrtSynchronizeDevice();
   });
   CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
@@ -310,6 +319,28 @@ TEST(set_device_counts_every_call) {
   CHECK_EQ(stat("set_device_calls"), 4);
   fsimResetStats();
   CHECK_EQ(stat("set_device_calls"), 0);
+}
+
+// ---- error messages --------------------------------------------------------------
+
+// aclGetRecentErrMsg: the calling thread's latest error; reading it clears it.
+TEST(recent_error_message_is_per_thread_and_read_once) {
+  setDevice(0);
+  CHECK_EQ(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM);
+  const char* other = "unset";
+  onFreshThread([&] { other = aclGetRecentErrMsg(); });
+  CHECK(other == nullptr);  // another thread's error is not this thread's
+  const char* first = aclGetRecentErrMsg();
+  CHECK(first != nullptr);
+  CHECK_EQ(std::string(first), "aclrtFree: devPtr is nullptr");
+  CHECK(aclGetRecentErrMsg() == nullptr);  // read: cleared
+  CHECK(aclrtSetDevice(-3) != ACL_SUCCESS);
+  CHECK_EQ(aclrtMalloc(nullptr, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  const char* latest = aclGetRecentErrMsg();
+  CHECK(latest != nullptr);
+  CHECK_EQ(std::string(latest), "aclrtMalloc: devPtr is nullptr");  // the latest failure only
+  CHECK_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);  // a success neither sets nor clears
+  CHECK(aclGetRecentErrMsg() == nullptr);
 }
 
 // ---- streams and events -------------------------------------------------------
@@ -743,7 +774,7 @@ TEST(launch_rejects_tensors_of_another_device) {
   fsimResetStats();
   const int64_t executors = stat("live_executors");
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_RUNTIME_ERROR);
-  CHECK_EQ(std::string(aclGetRecentErrMsg()),
+  CHECK_EQ(lastError(),
            "aclnnAdd: argument 'self' lives on device 0 but the launch runs on device 1 "
            "(current device 1, stream of device 1)");
   CHECK_VALUES(out.read<float>(), -1, -1, -1);  // the kernel did not run
@@ -815,7 +846,7 @@ TEST(launch_rejects_thread_without_device) {
     aclOpExecutor* e = nullptr;
     if (aclnnAddGetWorkspaceSize(self.get(), other.get(), one.get(), out.get(), &ws, &e) != ACLNN_SUCCESS) return;
     rc = aclnnAdd(workspace.get(), ws, e, nullptr);
-    message = aclGetRecentErrMsg();
+    message = lastError();
   });
   CHECK_EQ(rc, ACLNN_ERR_RUNTIME_ERROR);
   CHECK(message.find("no current device") != std::string::npos);
@@ -1012,7 +1043,7 @@ TEST(phase1_reports_bad_arguments) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   CHECK_EQ(aclnnAddGetWorkspaceSize(nullptr, self.get(), one.get(), out.get(), &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
-  CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: argument 'self' is nullptr");
+  CHECK_EQ(lastError(), "aclnnAdd: argument 'self' is nullptr");
   CHECK(e == nullptr);
   CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), self.get(), nullptr, out.get(), &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
   CHECK_ERR_HAS("'alpha'");
@@ -1046,7 +1077,7 @@ TEST(kernel_errors_become_inner_errors) {
   DevTensor self(0, {2, 3}), other(0, {4}), out(0, {2, 3});
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
   CHECK_ERR_HAS("aclnnAdd: kernel failed", "size");
-  CHECK(std::string(aclGetRecentErrMsg()).find("Exception raised from") == std::string::npos);
+  CHECK(lastError().find("Exception raised from") == std::string::npos);
 }
 
 TEST(faults_are_injected_and_leak_nothing) {
@@ -1061,14 +1092,14 @@ TEST(faults_are_injected_and_leak_nothing) {
     aclOpExecutor* e = nullptr;
     fsimInjectFault("aclnnAdd", 1, 1);
     CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), other.get(), one.get(), out.get(), &ws, &e), ACLNN_ERR_INNER);
-    CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: injected fault at phase 1");
+    CHECK_EQ(lastError(), "aclnnAdd: injected fault at phase 1");
     CHECK(e == nullptr);
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);  // count 1: used up
 
     fsimInjectFault("aclnnAdd", 2, 2);
     out.write<float>({0, 0, 0});
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
-    CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: injected fault at phase 2");
+    CHECK_EQ(lastError(), "aclnnAdd: injected fault at phase 2");
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
     CHECK_VALUES(out.read<float>(), 0, 0, 0);
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);
@@ -1144,7 +1175,7 @@ ENV_TEST(env_invalid_devices) {
   uint32_t n = 0;
   CHECK_EQ(aclrtGetDeviceCount(&n), ACL_ERROR_INVALID_PARAM);
   CHECK_ERR_HAS("aclrtGetDeviceCount", "FLAGOS_SIM_DEVICES='" + value + "'");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
   CHECK(aclrtSetDevice(0) != ACL_SUCCESS);
   CHECK_ERR_HAS("aclrtSetDevice", "FLAGOS_SIM_DEVICES");
   std::printf("STATS %s\n", fsimStatsJson());
@@ -1175,7 +1206,7 @@ ENV_TEST(env_invalid_protect) {
   void* p = nullptr;
   CHECK_EQ(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
   CHECK_ERR_HAS("aclrtMalloc", "FLAGOS_SIM_PROTECT='", "must be 0 or 1");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
 }
 
 ENV_TEST(env_mismatch_nan) {
@@ -1193,7 +1224,7 @@ ENV_TEST(env_invalid_mismatch) {
   DevTensor self(0, {2}), other(0, {2}), out(0, {2});
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_RUNTIME_ERROR);  // even a matching launch
   CHECK_ERR_HAS("aclnnAdd", "FLAGOS_SIM_ON_MISMATCH='", "'error' or 'nan'");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
   fsimSetMismatchMode(FSIM_MISMATCH_ERROR);  // an explicit choice overrides the variable
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);
 }
@@ -1203,13 +1234,13 @@ ENV_TEST(env_faults) {
   setDevice(0);
   DevTensor self(0, {2}), other(0, {2}), out(0, {2});
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
-  CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: injected fault at phase 2");
+  CHECK_EQ(lastError(), "aclnnAdd: injected fault at phase 2");
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   for (int i = 0; i < 3; ++i) {
     CHECK_EQ(aclnnCastGetWorkspaceSize(self.get(), ACL_FLOAT, out.get(), &ws, &e), ACLNN_ERR_INNER);
-    CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnCast: injected fault at phase 1");
+    CHECK_EQ(lastError(), "aclnnCast: injected fault at phase 1");
   }
   CHECK_EQ(aclnnCastGetWorkspaceSize(self.get(), ACL_FLOAT, out.get(), &ws, &e), ACLNN_SUCCESS);
   CHECK_EQ(launch(aclnnCast, ws, e), ACLNN_SUCCESS);
@@ -1224,7 +1255,7 @@ ENV_TEST(env_invalid_faults) {
   CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), other.get(), one.get(), out.get(), &ws, &e),
            ACLNN_ERR_PARAM_INVALID);
   CHECK_ERR_HAS("aclnnAdd", "FLAGOS_SIM_FAULT='", "op:phase[:count]");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
 }
 
 // A fixed sequence whose counters test_sim_runtime.py checks in the JSON.

@@ -10,7 +10,11 @@
 namespace fsim {
 namespace {
 
-thread_local std::string tLastError;
+// The calling thread's error message, kept until aclGetRecentErrMsg reads it.
+thread_local std::string tPendingError;
+thread_local bool tHasPendingError = false;
+// What aclGetRecentErrMsg returned last: valid until its next call.
+thread_local std::string tReturnedError;
 
 std::optional<int> parseInt(std::string_view s) {
   int value = 0;
@@ -136,7 +140,10 @@ thread_local int tCurrentDevice = -1;
 
 }  // namespace
 
-void setError(std::string message) { tLastError = std::move(message); }
+void setError(std::string message) {
+  tPendingError = std::move(message);
+  tHasPendingError = true;
+}
 
 int deviceCount(const char* fn) {
   const DeviceConfig& c = deviceConfig();
@@ -247,7 +254,15 @@ using namespace fsim;
 
 extern "C" {
 
-const char* aclGetRecentErrMsg(void) { return tLastError.c_str(); }
+// Per thread: returns the message of the thread's latest failed call and
+// clears it; nullptr when there is none (or it was read already).
+const char* aclGetRecentErrMsg(void) {
+  if (!tHasPendingError) return nullptr;
+  tReturnedError = std::move(tPendingError);
+  tPendingError.clear();
+  tHasPendingError = false;
+  return tReturnedError.c_str();
+}
 
 int32_t fsimDeviceCount(void) { return deviceCount("fsimDeviceCount"); }
 
