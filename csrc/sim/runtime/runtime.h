@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,9 +79,16 @@ void liveMemory(std::array<uint64_t, kMaxDevices>& count, std::array<uint64_t, k
 // ---- streams --------------------------------------------------------------
 
 // The device of a stream handle: nullptr means the current device's default
-// stream (-1 if the thread has no current device). nullopt for an unknown
-// handle.
+// stream (-1 if the thread has no current device). nullopt for a handle that
+// is not a live stream (destroyed, torn down by a reset, or never created).
 std::optional<int> streamDevice(aclrtStream stream);
+// Runs `work` on an already validated stream. Streams are synchronous for
+// now: the work runs before this returns, and the stream's completion point
+// advances with it.
+void enqueue(aclrtStream stream, const std::function<void()>& work);
+// Tears down a device's streams when a reset releases the device: their
+// handles become stale (ACL_ERROR_RT_INVALID_HANDLE).
+void releaseDeviceStreams(int device);
 
 // ---- counters ---------------------------------------------------------------
 
