@@ -102,6 +102,15 @@ int expectedDevices() {
 
 void setDevice(int device) { CHECK_EQ(aclrtSetDevice(device), ACL_SUCCESS); }
 
+// Drops every reference on `device` (references are process-wide), so that a
+// case starts from a device nobody set. The calling thread then has no
+// current device.
+void releaseDevice(int device) {
+  const aclError rc = aclrtResetDeviceForce(device);
+  CHECK(rc == ACL_SUCCESS || rc == ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  lastError();  // consumes the message of a device that had no reference
+}
+
 // A number from fsimStatsJson(): top-level `key`, or `key` -> `sub`.
 int64_t stat(const std::string& key, const std::string& sub = "") {
   std::string json = fsimStatsJson();
@@ -250,24 +259,32 @@ TEST(device_count) {
   CHECK_EQ(static_cast<int>(n), expectedDevices());
   CHECK_EQ(fsimDeviceCount(), expectedDevices());
   CHECK_EQ(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDeviceCount", "nullptr");
   CHECK_EQ(aclInit(nullptr), ACL_SUCCESS);
   CHECK_EQ(aclInit(nullptr), ACL_SUCCESS);
   CHECK_EQ(aclFinalize(), ACL_SUCCESS);
 }
 
+// CANN treats "no current device" as a normal state of aclrtGetDevice: 107002
+// without an error message. Calls that need a device report it.
 TEST(fresh_thread_has_no_current_device) {
   aclError rc = ACL_SUCCESS, syncRc = ACL_SUCCESS;
   int32_t device = -7;
-  std::string message;
+  const char* getMessage = "unset";
+  std::string syncMessage;
   onFreshThread([&] {
     rc = aclrtGetDevice(&device);
-    message = lastError();
+    getMessage = aclGetRecentErrMsg();
     syncRc = aclrtSynchronizeDevice();
+    syncMessage = lastError();
   });
   CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
-  CHECK_EQ(syncRc, ACL_ERROR_RT_CONTEXT_NULL);
   CHECK_EQ(device, -7);
-  CHECK(message.find("aclrtGetDevice") != std::string::npos);
+  CHECK(getMessage == nullptr);
+  CHECK_EQ(syncRc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(syncMessage.find("aclrtSynchronizeDevice") != std::string::npos);
+  CHECK_EQ(aclrtGetDevice(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDevice", "nullptr");
 }
 
 TEST(current_device_is_per_thread) {
@@ -300,14 +317,19 @@ TEST(current_device_is_per_thread) {
 TEST(set_device_rejects_bad_index) {
   const int n = expectedDevices();
   setDevice(2);
-  CHECK_EQ(aclrtSetDevice(n), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(n), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_ERR_HAS("aclrtSetDevice", cat("device ", n), cat("0..", n - 1));
-  CHECK_EQ(aclrtSetDevice(-1), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtSetDevice", "device -1");
   int32_t device = -1;
   CHECK_EQ(aclrtGetDevice(&device), ACL_SUCCESS);
   CHECK_EQ(device, 2);
-  CHECK_EQ(aclrtResetDevice(2), ACL_SUCCESS);
-  CHECK_EQ(aclrtResetDevice(n), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtResetDevice(n), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtResetDevice", cat("device ", n));
+  CHECK_EQ(aclrtResetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_EQ(aclrtResetDeviceForce(n), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtResetDeviceForce", cat("device ", n));
+  CHECK_EQ(aclrtResetDeviceForce(-1), ACL_ERROR_RT_INVALID_DEVICEID);
 }
 
 TEST(set_device_counts_every_call) {
@@ -315,10 +337,90 @@ TEST(set_device_counts_every_call) {
   setDevice(0);
   setDevice(0);  // same device: still a call
   setDevice(1);
-  CHECK_EQ(aclrtSetDevice(99), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(99), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_EQ(stat("set_device_calls"), 4);
   fsimResetStats();
   CHECK_EQ(stat("set_device_calls"), 0);
+}
+
+// Device references are process-wide: every aclrtSetDevice adds one, every
+// aclrtResetDevice drops one, and resetting a device without references
+// fails with 507007.
+TEST(reset_counts_references) {
+  releaseDevice(3);
+  CHECK_EQ(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_ERR_HAS("aclrtResetDevice", "device 3", "has not been set");
+  setDevice(3);
+  aclError otherRc = ACL_SUCCESS;
+  onFreshThread([&] { otherRc = aclrtSetDevice(3); });  // another thread's reference counts too
+  CHECK_EQ(otherRc, ACL_SUCCESS);
+  CHECK_EQ(aclrtResetDevice(3), ACL_SUCCESS);
+  int32_t device = -1;
+  CHECK_EQ(aclrtGetDevice(&device), ACL_SUCCESS);  // one reference left: still current
+  CHECK_EQ(device, 3);
+  CHECK_EQ(aclrtResetDevice(3), ACL_SUCCESS);       // the last one: torn down
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_ERR_HAS("aclrtResetDevice", "device 3");
+}
+
+// When a reset tears a device down, the calling thread loses its current
+// device, whichever it was (as CANN does); other threads that had the torn
+// down device lose it too, and its streams become stale handles.
+TEST(reset_to_zero_drops_current_device) {
+  releaseDevice(1);
+  releaseDevice(2);
+  setDevice(1);
+  aclrtStream s1 = nullptr;
+  CHECK_EQ(aclrtCreateStream(&s1), ACL_SUCCESS);
+  std::barrier sync(2);
+  aclError onOne = ACL_SUCCESS, onTwo = ACL_SUCCESS;
+  std::thread other([&] {
+    aclrtSetDevice(1);
+    aclrtResetDevice(1);  // leaves the main thread's reference
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // main has torn device 1 down
+    int32_t device = -1;
+    onOne = aclrtGetDevice(&device);
+    aclrtSetDevice(2);
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // main reset device 2 once (a reference is left)
+    onTwo = aclrtGetDevice(&device);
+  });
+  sync.arrive_and_wait();
+  setDevice(2);
+  CHECK_EQ(aclrtResetDevice(1), ACL_SUCCESS);  // device 1: no reference left
+  int32_t device = -1;
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);  // though device 2 was current
+  CHECK_EQ(fsimStreamDevice(s1), -1);
+  CHECK_EQ(aclrtSynchronizeStream(s1), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtSynchronizeStream", "not a live stream");
+  sync.arrive_and_wait();
+  sync.arrive_and_wait();
+  // Other threads keep a device that still has references.
+  CHECK_EQ(aclrtResetDevice(2), ACL_SUCCESS);
+  sync.arrive_and_wait();
+  other.join();
+  CHECK_EQ(onOne, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(onTwo, ACL_SUCCESS);
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
+  setDevice(1);  // a device set again is a new device: fresh default stream, no stale state
+  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+}
+
+// aclrtResetDeviceForce drops every reference at once.
+TEST(reset_device_force_drops_every_reference) {
+  releaseDevice(2);
+  CHECK_EQ(aclrtResetDeviceForce(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_ERR_HAS("aclrtResetDeviceForce", "device 2");
+  setDevice(2);
+  setDevice(2);
+  setDevice(2);
+  CHECK_EQ(aclrtResetDeviceForce(2), ACL_SUCCESS);
+  int32_t device = -1;
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(aclrtResetDevice(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_EQ(aclrtResetDeviceForce(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
 }
 
 // ---- error messages --------------------------------------------------------------
@@ -334,7 +436,7 @@ TEST(recent_error_message_is_per_thread_and_read_once) {
   CHECK(first != nullptr);
   CHECK_EQ(std::string(first), "aclrtFree: devPtr is nullptr");
   CHECK(aclGetRecentErrMsg() == nullptr);  // read: cleared
-  CHECK(aclrtSetDevice(-3) != ACL_SUCCESS);
+  CHECK_EQ(aclrtSetDevice(-3), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_EQ(aclrtMalloc(nullptr, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
   const char* latest = aclGetRecentErrMsg();
   CHECK(latest != nullptr);
@@ -675,11 +777,11 @@ TEST(memcpy_across_devices_needs_peer_access) {
   CHECK_EQ(can, 1);
   CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 1, 1), ACL_SUCCESS);
   CHECK_EQ(can, 0);
-  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 0, 99), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 0, 99), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_EQ(aclrtDeviceEnablePeerAccess(0, 0), ACL_ERROR_INVALID_PARAM);  // peer == current
   CHECK_ERR_HAS("current device");
   CHECK_EQ(aclrtDeviceEnablePeerAccess(1, 1), ACL_ERROR_INVALID_PARAM);  // flags must be 0
-  CHECK_EQ(aclrtDeviceEnablePeerAccess(99, 0), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtDeviceEnablePeerAccess(99, 0), ACL_ERROR_RT_INVALID_DEVICEID);
 
   fsimResetStats();
   CHECK_EQ(aclrtDeviceEnablePeerAccess(1, 0), ACL_SUCCESS);
@@ -1381,10 +1483,10 @@ ENV_TEST(env_invalid_devices) {
   CHECK_EQ(fsimDeviceCount(), -1);
   CHECK_ERR_HAS("fsimDeviceCount", "FLAGOS_SIM_DEVICES='" + value + "'", "1..16");
   uint32_t n = 0;
-  CHECK_EQ(aclrtGetDeviceCount(&n), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtGetDeviceCount(&n), ACL_ERROR_RT_NO_DEVICE);  // as CANN with a bad ASCEND_RT_VISIBLE_DEVICES
   CHECK_ERR_HAS("aclrtGetDeviceCount", "FLAGOS_SIM_DEVICES='" + value + "'");
   std::printf("MESSAGE %s\n", lastError().c_str());
-  CHECK(aclrtSetDevice(0) != ACL_SUCCESS);
+  CHECK_EQ(aclrtSetDevice(0), ACL_ERROR_RT_NO_DEVICE);
   CHECK_ERR_HAS("aclrtSetDevice", "FLAGOS_SIM_DEVICES");
   std::printf("STATS %s\n", fsimStatsJson());
 }
@@ -1392,7 +1494,7 @@ ENV_TEST(env_invalid_devices) {
 ENV_TEST(env_two_devices) {
   CHECK_EQ(fsimDeviceCount(), 2);
   setDevice(1);
-  CHECK_EQ(aclrtSetDevice(2), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(2), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_ERR_HAS("device 2", "0..1");
 }
 

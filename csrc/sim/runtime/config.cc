@@ -1,6 +1,7 @@
-// Environment configuration, error messages, mismatch mode and fault
-// injection. Each variable is read once, on first use; an invalid value is
-// remembered and reported by every call that depends on it, never ignored.
+// Environment configuration, error messages, devices (current device and
+// reference counts), mismatch mode and fault injection. Each variable is read
+// once, on first use; an invalid value is remembered and reported by every
+// call that depends on it, never ignored.
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
@@ -136,7 +137,32 @@ Faults& faults() {
   return *f;
 }
 
+// Devices are shared by the process, like CANN's primary contexts: every
+// aclrtSetDevice takes a reference on its device, every aclrtResetDevice
+// drops one, and the device is torn down when none is left. A teardown bumps
+// the device's generation, which invalidates every thread's claim to it.
+struct DeviceState {
+  std::mutex mutex;
+  std::array<uint64_t, kMaxDevices> refs{};
+  std::array<std::atomic<uint64_t>, kMaxDevices> generation{};
+};
+
+DeviceState& deviceState() {
+  static DeviceState* state = new DeviceState;  // leaked: threads may use it during exit
+  return *state;
+}
+
 thread_local int tCurrentDevice = -1;
+thread_local uint64_t tCurrentGeneration = 0;
+
+// Requires the device mutex. Releases the device's streams, and the calling
+// thread loses its current device whatever it was, as in CANN.
+void tearDown(DeviceState& state, int device) {
+  state.refs[device] = 0;
+  state.generation[device]++;
+  releaseDeviceStreams(device);
+  tCurrentDevice = -1;
+}
 
 }  // namespace
 
@@ -151,19 +177,25 @@ int deviceCount(const char* fn) {
   return c.count;
 }
 
+// Like CANN with an invalid ASCEND_RT_VISIBLE_DEVICES, an invalid device
+// count means no device at all.
 aclError checkDevice(const char* fn, int32_t id) {
   int n = deviceCount(fn);
-  if (n < 0) return ACL_ERROR_INVALID_PARAM;
+  if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
   if (id < 0 || id >= n)
-    return fail(ACL_ERROR_INVALID_DEVICE, fn, ": device ", id, " is out of range; valid devices are 0..",
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, fn, ": device ", id, " is out of range; valid devices are 0..",
                 n - 1, " (FLAGOS_SIM_DEVICES=", n, ")");
   return ACL_SUCCESS;
 }
 
-int currentDevice() { return tCurrentDevice; }
+int currentDevice() {
+  const int device = tCurrentDevice;
+  if (device >= 0 && deviceState().generation[device].load() != tCurrentGeneration) tCurrentDevice = -1;
+  return tCurrentDevice;
+}
 
 aclError requireCurrentDevice(const char* fn, int* device) {
-  if (tCurrentDevice < 0)
+  if (currentDevice() < 0)
     return fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
                 ": the calling thread has no current device (call aclrtSetDevice first)");
   *device = tCurrentDevice;
@@ -308,14 +340,20 @@ aclError aclFinalize(void) { return ACL_SUCCESS; }
 aclError aclrtSetDevice(int32_t deviceId) {
   counters().setDeviceCalls++;
   if (aclError e = checkDevice("aclrtSetDevice", deviceId)) return e;
+  DeviceState& state = deviceState();
+  std::lock_guard lock(state.mutex);
+  state.refs[deviceId]++;
   tCurrentDevice = deviceId;
+  tCurrentGeneration = state.generation[deviceId].load();
   return ACL_SUCCESS;
 }
 
+// CANN's "no current device" is a normal state for aclrtGetDevice: it
+// returns ACL_ERROR_RT_CONTEXT_NULL without reporting an error message.
 aclError aclrtGetDevice(int32_t* deviceId) {
   if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is nullptr");
-  int device = -1;
-  if (aclError e = requireCurrentDevice("aclrtGetDevice", &device)) return e;
+  const int device = currentDevice();
+  if (device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
   *deviceId = device;
   return ACL_SUCCESS;
 }
@@ -323,14 +361,38 @@ aclError aclrtGetDevice(int32_t* deviceId) {
 aclError aclrtGetDeviceCount(uint32_t* count) {
   if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is nullptr");
   int n = deviceCount("aclrtGetDeviceCount");
-  if (n < 0) return ACL_ERROR_INVALID_PARAM;
+  if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
   *count = static_cast<uint32_t>(n);
   return ACL_SUCCESS;
 }
 
-// Simulated devices hold no per-device context to tear down: allocations and
-// streams stay valid until freed/destroyed, so a reset only validates.
-aclError aclrtResetDevice(int32_t deviceId) { return checkDevice("aclrtResetDevice", deviceId); }
+// Drops one reference; the last one tears the device down (its streams) and
+// leaves the calling thread without a current device. Allocations and
+// events stay valid.
+aclError aclrtResetDevice(int32_t deviceId) {
+  const char* fn = "aclrtResetDevice";
+  if (aclError e = checkDevice(fn, deviceId)) return e;
+  DeviceState& state = deviceState();
+  std::lock_guard lock(state.mutex);
+  if (state.refs[deviceId] == 0)
+    return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, fn, ": device ", deviceId,
+                " has not been set, or has been reset as many times as it was set");
+  if (--state.refs[deviceId] == 0) tearDown(state, deviceId);
+  return ACL_SUCCESS;
+}
+
+// Drops every reference at once.
+aclError aclrtResetDeviceForce(int32_t deviceId) {
+  const char* fn = "aclrtResetDeviceForce";
+  if (aclError e = checkDevice(fn, deviceId)) return e;
+  DeviceState& state = deviceState();
+  std::lock_guard lock(state.mutex);
+  if (state.refs[deviceId] == 0)
+    return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, fn, ": device ", deviceId,
+                " has not been set, or has been reset already");
+  tearDown(state, deviceId);
+  return ACL_SUCCESS;
+}
 
 // Work runs synchronously at enqueue time (see streams.cc), so once a device
 // is current there is nothing left to wait for.

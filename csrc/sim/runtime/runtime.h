@@ -31,9 +31,12 @@ int fail(int status, const Args&... args) {
 // FLAGOS_SIM_DEVICES; -1 (and the error message, prefixed with `fn`) when
 // the variable is invalid.
 int deviceCount(const char* fn);
-// ACL_SUCCESS if `id` is a valid device, else the error (message set).
+// ACL_SUCCESS if `id` is a valid device, else the error (message set):
+// ACL_ERROR_RT_INVALID_DEVICEID, or ACL_ERROR_RT_NO_DEVICE when
+// FLAGOS_SIM_DEVICES is invalid.
 aclError checkDevice(const char* fn, int32_t id);
-// The calling thread's current device, -1 if it never set one.
+// The calling thread's current device, -1 if it has none: it never called
+// aclrtSetDevice, or its device was torn down by a reset since.
 int currentDevice();
 // The current device in *device, or ACL_ERROR_RT_CONTEXT_NULL (message set).
 aclError requireCurrentDevice(const char* fn, int* device);
