@@ -711,20 +711,162 @@ TEST(malloc_uses_current_device) {
   CHECK_EQ(fsimPointerDevice(&count), -1);
   CHECK_EQ(stat("live_allocations", "3"), count + 1);
   CHECK_EQ(stat("live_bytes", "3"), bytes + 100);
-  void* q = nullptr;
-  CHECK_EQ(aclrtMalloc(&q, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtMalloc", "size");
-  CHECK_EQ(aclrtFree(c + 1), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtFree", "inside");
   CHECK_EQ(aclrtFree(p), ACL_SUCCESS);
   CHECK_EQ(fsimPointerDevice(p), -1);
   CHECK_EQ(stat("live_allocations", "3"), count);
   CHECK_EQ(stat("live_bytes", "3"), bytes);
-  CHECK_EQ(aclrtFree(p), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtFree", "not device memory");
+  void* q = nullptr;
   aclError rc = ACL_SUCCESS;
-  onFreshThread([&] { rc = aclrtMalloc(&q, 16, ACL_MEM_MALLOC_HUGE_FIRST); });
+  std::string message;
+  onFreshThread([&] {
+    rc = aclrtMalloc(&q, 16, ACL_MEM_MALLOC_HUGE_FIRST);
+    message = lastError();
+  });
   CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtMalloc") != std::string::npos);
+}
+
+// Null and size 0 fail (100000); any policy is accepted (CANN maps unknown
+// ones to its default); pointers are at least 64-byte aligned.
+TEST(malloc_checks_arguments_and_aligns) {
+  setDevice(0);
+  void* p = nullptr;
+  CHECK_EQ(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMalloc", "devPtr is nullptr");
+  CHECK_EQ(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMalloc", "size is 0");
+  for (int policy : {int{ACL_MEM_MALLOC_NORMAL_ONLY_P2P}, int{ACL_MEM_MALLOC_HUGE1G_ONLY_P2P}, 42,
+                     ACL_MEM_MALLOC_HUGE_FIRST | ACL_MEM_TYPE_HIGH_BAND_WIDTH, -1}) {
+    CHECK_EQ(aclrtMalloc(&p, 24, static_cast<aclrtMemMallocPolicy>(policy)), ACL_SUCCESS);
+    CHECK_EQ(aclrtFree(p), ACL_SUCCESS);
+  }
+  std::vector<void*> blocks;
+  for (size_t size : {1, 63, 64, 100, 4097, 1 << 20}) {
+    CHECK_EQ(aclrtMalloc(&p, size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    CHECK_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    blocks.push_back(p);
+  }
+  for (void* b : blocks) CHECK_EQ(aclrtFree(b), ACL_SUCCESS);
+}
+
+// Each device has 16 GiB (FLAGOS_SIM_DEVICE_MEMORY); an allocation takes
+// its size rounded up to 32 bytes plus 32, and beyond the free memory
+// aclrtMalloc fails with 207001.
+TEST(malloc_beyond_device_memory_fails) {
+  setDevice(2);
+  size_t free0 = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free0, &total), ACL_SUCCESS);
+  CHECK_EQ(total, size_t{16} << 30);
+  void* big = nullptr;
+  CHECK_EQ(aclrtMalloc(&big, total, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  CHECK_ERR_HAS("aclrtMalloc", "out of memory on device 2");
+  const size_t half = size_t{8} << 30;
+  CHECK_EQ(aclrtMalloc(&big, half, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);  // virtual: nothing is touched
+  size_t free1 = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free1, &total), ACL_SUCCESS);
+  CHECK_EQ(free0 - free1, half + 32);
+  void* more = nullptr;
+  CHECK_EQ(aclrtMalloc(&more, free1 - 31, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  setDevice(3);  // another device has its own memory
+  CHECK_EQ(aclrtMalloc(&more, half, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(more), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(big), ACL_SUCCESS);
+  setDevice(2);
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free1, &total), ACL_SUCCESS);
+  CHECK_EQ(free1, free0);
+}
+
+// aclrtFree needs no current device and frees any device's memory; what is
+// not the start of a live allocation fails (the driver decides: 107000).
+TEST(free_rejects_what_malloc_did_not_return) {
+  DeviceMem keep(1, 16);
+  void* p = nullptr;
+  setDevice(1);
+  CHECK_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  char* c = static_cast<char*>(p);
+  CHECK_EQ(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtFree", "nullptr");
+  CHECK_EQ(aclrtFree(c + 1), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFree", "inside");
+  int local = 0;
+  CHECK_EQ(aclrtFree(&local), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFree", "not device memory");
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 32), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(pinned), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFree", "aclrtFreeHost");
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+  aclError rc = ACL_ERROR_RT_FAILURE;
+  onFreshThread([&] { rc = aclrtFree(p); });
+  CHECK_EQ(rc, ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(p), ACL_ERROR_RT_PARAM_INVALID);  // freed twice
+  CHECK_ERR_HAS("aclrtFree", "freed already");
+}
+
+// Pinned host memory: host memory the runtime knows. It needs a current
+// device to allocate, none to free, and aclrtFreeHost takes nothing else.
+TEST(malloc_host_returns_pinned_memory) {
+  setDevice(0);
+  const int64_t pinnedCount = stat("live_pinned_allocations"), pinnedBytes = stat("live_pinned_bytes");
+  void* h = nullptr;
+  CHECK_EQ(aclrtMallocHost(nullptr, 16), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMallocHost", "nullptr");
+  CHECK_EQ(aclrtMallocHost(&h, 0), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMallocHost", "size is 0");
+  aclError rc = ACL_SUCCESS;
+  onFreshThread([&] { rc = aclrtMallocHost(&h, 16); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(aclrtMallocHost(&h, 100), ACL_SUCCESS);
+  CHECK_EQ(reinterpret_cast<uintptr_t>(h) % 64, 0u);
+  CHECK_EQ(fsimPointerDevice(h), -1);  // host memory, not a device's
+  CHECK_EQ(stat("live_pinned_allocations"), pinnedCount + 1);
+  CHECK_EQ(stat("live_pinned_bytes"), pinnedBytes + 100);
+  std::memset(h, 7, 100);  // the host may touch it, even in protect mode
+
+  CHECK_EQ(aclrtFreeHost(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtFreeHost", "nullptr");
+  CHECK_EQ(aclrtFreeHost(static_cast<char*>(h) + 8), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFreeHost", "inside");
+  DeviceMem d(0, 16);
+  CHECK_EQ(aclrtFreeHost(d.get()), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFreeHost", "device memory");
+  std::vector<char> pageable(64);
+  CHECK_EQ(aclrtFreeHost(pageable.data()), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFreeHost", "not pinned host memory");
+  rc = ACL_ERROR_RT_FAILURE;
+  onFreshThread([&] { rc = aclrtFreeHost(h); });
+  CHECK_EQ(rc, ACL_SUCCESS);
+  CHECK_EQ(stat("live_pinned_allocations"), pinnedCount);
+  CHECK_EQ(stat("live_pinned_bytes"), pinnedBytes);
+  CHECK_EQ(aclrtFreeHost(h), ACL_ERROR_RT_PARAM_INVALID);
+}
+
+TEST(get_mem_info_reports_the_current_device) {
+  setDevice(1);
+  size_t free = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
+  CHECK_EQ(total, size_t{16} << 30);
+  CHECK(free <= total);
+  void* p = nullptr;
+  CHECK_EQ(aclrtMalloc(&p, 1000, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  size_t after = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_MEM_P2P_HUGE1G, &after, &total), ACL_SUCCESS);  // attr 17: the last one
+  CHECK_EQ(free - after, size_t{1024 + 32});
+  CHECK_EQ(aclrtFree(p), ACL_SUCCESS);
+  CHECK_EQ(aclrtGetMemInfo(static_cast<aclrtMemAttr>(18), &free, &total), ACL_ERROR_RT_INVALID_MEMORY_TYPE);
+  CHECK_ERR_HAS("aclrtGetMemInfo", "attr 18");
+  CHECK_EQ(aclrtGetMemInfo(static_cast<aclrtMemAttr>(-1), &free, &total), ACL_ERROR_RT_INVALID_MEMORY_TYPE);
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, nullptr, &total), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetMemInfo", "free is nullptr");
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, nullptr), ACL_ERROR_INVALID_PARAM);
+  aclError rc = ACL_SUCCESS;
+  std::string message;
+  onFreshThread([&] {
+    rc = aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
+    message = lastError();
+  });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtGetMemInfo") != std::string::npos);
 }
 
 TEST(memcpy_checks_kinds) {
@@ -1496,6 +1638,41 @@ ENV_TEST(env_two_devices) {
   setDevice(1);
   CHECK_EQ(aclrtSetDevice(2), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_ERR_HAS("device 2", "0..1");
+}
+
+// FLAGOS_SIM_DEVICE_MEMORY=1M: each device has 1 MiB.
+ENV_TEST(env_small_device_memory) {
+  setDevice(0);
+  size_t free = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
+  CHECK_EQ(total, size_t{1} << 20);
+  CHECK_EQ(free, total);
+  void* a = nullptr;
+  void* b = nullptr;
+  CHECK_EQ(aclrtMalloc(&a, (size_t{1} << 20) - 32, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);  // all of it
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
+  CHECK_EQ(free, 0u);
+  CHECK_EQ(aclrtMalloc(&b, 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  CHECK_ERR_HAS("aclrtMalloc", "out of memory on device 0", "0 of 1048576 bytes free");
+  std::printf("MESSAGE %s\n", lastError().c_str());
+  setDevice(1);
+  CHECK_EQ(aclrtMalloc(&b, 1000, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(b), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(a), ACL_SUCCESS);
+  setDevice(0);
+  CHECK_EQ(aclrtMalloc(&b, 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(b), ACL_SUCCESS);
+}
+
+ENV_TEST(env_invalid_device_memory) {
+  setDevice(0);
+  void* p = nullptr;
+  CHECK_EQ(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMalloc", "FLAGOS_SIM_DEVICE_MEMORY='");
+  std::printf("MESSAGE %s\n", lastError().c_str());
+  size_t free = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetMemInfo", "FLAGOS_SIM_DEVICE_MEMORY='");
 }
 
 // Reads device memory from host code: fine without protect mode, SIGSEGV with it.

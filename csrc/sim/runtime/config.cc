@@ -69,6 +69,50 @@ const ProtectConfig& protectConfig() {
   return *config;
 }
 
+// Upper bound of FLAGOS_SIM_DEVICE_MEMORY.
+constexpr uint64_t kMaxDeviceMemory = uint64_t{1} << 40;
+
+struct MemoryConfig {
+  uint64_t bytes = uint64_t{16} << 30;  // 16 GiB per device
+  std::string error;
+};
+
+// A byte count with an optional binary suffix: "17179869184", "16G", "512M".
+std::optional<uint64_t> parseBytes(std::string_view s) {
+  uint64_t scale = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K': scale = uint64_t{1} << 10; break;
+      case 'M': scale = uint64_t{1} << 20; break;
+      case 'G': scale = uint64_t{1} << 30; break;
+      case 'T': scale = uint64_t{1} << 40; break;
+      default: break;
+    }
+    if (scale != 1) s.remove_suffix(1);
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value == 0 || value > kMaxDeviceMemory / scale)
+    return std::nullopt;
+  return value * scale;
+}
+
+const MemoryConfig& memoryConfig() {
+  static const MemoryConfig* config = new MemoryConfig([] {
+    MemoryConfig c;
+    if (const char* env = std::getenv("FLAGOS_SIM_DEVICE_MEMORY")) {
+      if (std::optional<uint64_t> bytes = parseBytes(env)) {
+        c.bytes = *bytes;
+      } else {
+        c.error = cat("FLAGOS_SIM_DEVICE_MEMORY='", env,
+                      "' is not a byte count from 1 to 1T (digits, optionally followed by K, M, G or T)");
+      }
+    }
+    return c;
+  }());
+  return *config;
+}
+
 // The mode starts from FLAGOS_SIM_ON_MISMATCH; fsimSetMismatchMode overrides
 // it (an invalid variable included).
 struct MismatchConfig {
@@ -200,6 +244,15 @@ aclError requireCurrentDevice(const char* fn, int* device) {
                 ": the calling thread has no current device (call aclrtSetDevice first)");
   *device = tCurrentDevice;
   return ACL_SUCCESS;
+}
+
+std::optional<uint64_t> deviceMemory(const char* fn) {
+  const MemoryConfig& c = memoryConfig();
+  if (!c.error.empty()) {
+    setError(cat(fn, ": ", c.error));
+    return std::nullopt;
+  }
+  return c.bytes;
 }
 
 std::optional<bool> protectMode(const char* fn) {

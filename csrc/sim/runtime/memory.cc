@@ -1,10 +1,16 @@
-// Simulated device memory: a registry of mmap'ed allocations that remembers
-// each one's device, copies checked against what the pointers really are,
+// Simulated memory: a registry of mmap'ed device allocations that remembers
+// each one's device, pinned host memory (aclrtMallocHost) told apart from
+// pageable host memory, copies checked against what the pointers really are,
 // peer access, and protect mode (FLAGOS_SIM_PROTECT=1: device memory stays
 // PROT_NONE except inside the runtime's own operations).
+//
+// Where CANN's closed driver decides (bad frees), the simulator rejects with
+// ACL_ERROR_RT_PARAM_INVALID, the code CANN maps the driver's "invalid value"
+// to (docs/cann-fidelity-runtime.md).
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime.h"
@@ -12,28 +18,39 @@
 namespace fsim {
 namespace {
 
+// CANN (910B) rounds every aclrtMalloc up to 32 bytes and pads it with 32
+// more: what an allocation takes from the device's memory.
+constexpr size_t kAllocAlign = 32;
+constexpr size_t kAllocPadding = 32;
+
+size_t devicePortion(size_t size) { return (size + kAllocAlign - 1) / kAllocAlign * kAllocAlign + kAllocPadding; }
+
 struct Allocation {
   size_t size = 0;    // requested
   size_t mapped = 0;  // rounded up to pages
-  int device = -1;
+  int device = -1;    // -1: pinned host memory
   uint64_t id = 0;
   int grants = 0;  // open AccessGrant scopes
 };
 
 struct Registry {
   std::mutex mutex;
-  std::map<uintptr_t, Allocation> allocs;  // by base address
+  std::map<uintptr_t, Allocation> allocs;  // device memory, by base address
+  std::map<uintptr_t, Allocation> pinned;  // aclrtMallocHost blocks, by base address
   uint64_t nextId = 1;
   std::array<uint64_t, kMaxDevices> liveCount{};
   std::array<uint64_t, kMaxDevices> liveBytes{};
+  std::array<uint64_t, kMaxDevices> usedBytes{};  // devicePortion of each live allocation
+  uint64_t pinnedCount = 0;
+  uint64_t pinnedBytes = 0;
   std::atomic<bool> protect{false};  // FLAGOS_SIM_PROTECT, as seen by aclrtMalloc
 
-  // Requires the mutex.
-  std::map<uintptr_t, Allocation>::iterator find(uintptr_t p) {
-    auto it = allocs.upper_bound(p);
-    if (it == allocs.begin()) return allocs.end();
+  // The block of `map` holding address `p`. Requires the mutex.
+  static std::map<uintptr_t, Allocation>::iterator find(std::map<uintptr_t, Allocation>& map, uintptr_t p) {
+    auto it = map.upper_bound(p);
+    if (it == map.begin()) return map.end();
     --it;
-    return p - it->first < it->second.size ? it : allocs.end();
+    return p - it->first < it->second.size ? it : map.end();
   }
 };
 
@@ -117,7 +134,7 @@ aclError copy(const char* fn, void* dst, size_t destMax, const void* src, size_t
 std::optional<AllocInfo> findAlloc(const void* p) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  auto it = r.find(reinterpret_cast<uintptr_t>(p));
+  auto it = Registry::find(r.allocs, reinterpret_cast<uintptr_t>(p));
   if (it == r.allocs.end()) return std::nullopt;
   return AllocInfo{it->first, it->second.size, it->second.device, it->second.id};
 }
@@ -153,30 +170,53 @@ void liveMemory(std::array<uint64_t, kMaxDevices>& count, std::array<uint64_t, k
   bytes = r.liveBytes;
 }
 
+void livePinnedMemory(uint64_t& count, uint64_t& bytes) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  count = r.pinnedCount;
+  bytes = r.pinnedBytes;
+}
+
 }  // namespace fsim
 
 using namespace fsim;
 
 extern "C" {
 
-aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+// Any policy value is accepted, as in CANN (unknown ones mean the default).
+// Pointers are page aligned (CANN documents 64 bytes).
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/) {
   const char* fn = "aclrtMalloc";
   if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, fn, ": size is 0");
-  if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": policy ", static_cast<int>(policy), " is not an aclrtMemMallocPolicy");
+  if (size > SIZE_MAX - kAllocAlign - kAllocPadding)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": size ", size, " overflows when rounded up");
   int device = -1;
   if (aclError e = requireCurrentDevice(fn, &device)) return e;
   std::optional<bool> protect = protectMode(fn);
   if (!protect) return ACL_ERROR_INVALID_PARAM;
-  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  if (size > SIZE_MAX - page) return fail(ACL_ERROR_BAD_ALLOC, fn, ": cannot allocate ", size, " bytes");
-  size_t mapped = (size + page - 1) / page * page;
-  void* p = mmap(nullptr, mapped, *protect ? PROT_NONE : PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return fail(ACL_ERROR_BAD_ALLOC, fn, ": cannot allocate ", size, " bytes on device ", device);
+  std::optional<uint64_t> total = deviceMemory(fn);
+  if (!total) return ACL_ERROR_INVALID_PARAM;
+  const size_t portion = devicePortion(size);
   Registry& r = registry();
+  {
+    std::lock_guard lock(r.mutex);
+    const uint64_t free = *total - std::min<uint64_t>(r.usedBytes[device], *total);
+    if (portion > free)
+      return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": out of memory on device ", device, ": ", size,
+                  " bytes requested (", portion, " with the runtime's rounding), ", free, " of ", *total,
+                  " bytes free");
+    r.usedBytes[device] += portion;  // reserved before mapping, so concurrent calls cannot overdraw
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t mapped = (size + page - 1) / page * page;
+  void* p = mmap(nullptr, mapped, *protect ? PROT_NONE : PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   std::lock_guard lock(r.mutex);
+  if (p == MAP_FAILED) {
+    r.usedBytes[device] -= portion;
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": the host cannot map ", size, " bytes for device ", device);
+  }
   r.protect = *protect;
   r.allocs[reinterpret_cast<uintptr_t>(p)] = Allocation{size, mapped, device, r.nextId++, 0};
   r.liveCount[device]++;
@@ -185,25 +225,106 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   return ACL_SUCCESS;
 }
 
+// Needs no current device, and frees memory of any device.
 aclError aclrtFree(void* devPtr) {
   const char* fn = "aclrtFree";
   if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
+  const auto addr = reinterpret_cast<uintptr_t>(devPtr);
   Registry& r = registry();
   Allocation a;
   {
     std::lock_guard lock(r.mutex);
-    auto it = r.find(reinterpret_cast<uintptr_t>(devPtr));
-    if (it == r.allocs.end())
-      return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", devPtr, " is not device memory allocated by aclrtMalloc");
-    if (it->first != reinterpret_cast<uintptr_t>(devPtr))
-      return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", devPtr, " points inside the allocation at ",
+    auto it = Registry::find(r.allocs, addr);
+    if (it == r.allocs.end()) {
+      if (Registry::find(r.pinned, addr) != r.pinned.end())
+        return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr,
+                    " is pinned host memory from aclrtMallocHost; free it with aclrtFreeHost");
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr,
+                  " is not device memory allocated by aclrtMalloc (or it was freed already)");
+    }
+    if (it->first != addr)
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr, " points inside the allocation at ",
                   reinterpret_cast<void*>(it->first), ", not at its start");
     a = it->second;
     r.allocs.erase(it);
     r.liveCount[a.device]--;
     r.liveBytes[a.device] -= a.size;
+    r.usedBytes[a.device] -= devicePortion(a.size);
   }
   munmap(devPtr, a.mapped);
+  return ACL_SUCCESS;
+}
+
+// Page-locked host memory: host memory the runtime knows, which copies treat
+// as a known host location. Needs a current device, like CANN's.
+aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  const char* fn = "aclrtMallocHost";
+  if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": hostPtr is nullptr");
+  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, fn, ": size is 0");
+  int device = -1;
+  if (aclError e = requireCurrentDevice(fn, &device)) return e;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (size > SIZE_MAX - page)
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": cannot allocate ", size, " bytes of pinned host memory");
+  const size_t mapped = (size + page - 1) / page * page;
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": cannot allocate ", size, " bytes of pinned host memory");
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.pinned[reinterpret_cast<uintptr_t>(p)] = Allocation{size, mapped, -1, r.nextId++, 0};
+  r.pinnedCount++;
+  r.pinnedBytes += size;
+  *hostPtr = p;
+  return ACL_SUCCESS;
+}
+
+// Needs no current device. A device pointer is rejected by CANN's runtime;
+// anything else that is not a pinned block by the closed driver.
+aclError aclrtFreeHost(void* hostPtr) {
+  const char* fn = "aclrtFreeHost";
+  if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": hostPtr is nullptr");
+  const auto addr = reinterpret_cast<uintptr_t>(hostPtr);
+  Registry& r = registry();
+  Allocation a;
+  {
+    std::lock_guard lock(r.mutex);
+    auto it = Registry::find(r.pinned, addr);
+    if (it == r.pinned.end()) {
+      if (Registry::find(r.allocs, addr) != r.allocs.end())
+        return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr,
+                    " is device memory from aclrtMalloc; free it with aclrtFree");
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr,
+                  " is not pinned host memory allocated by aclrtMallocHost (or it was freed already)");
+    }
+    if (it->first != addr)
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr, " points inside the pinned block at ",
+                  reinterpret_cast<void*>(it->first), ", not at its start");
+    a = it->second;
+    r.pinned.erase(it);
+    r.pinnedCount--;
+    r.pinnedBytes -= a.size;
+  }
+  munmap(hostPtr, a.mapped);
+  return ACL_SUCCESS;
+}
+
+// Every aclrtMemAttr reports the one memory of the simulated device.
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+  const char* fn = "aclrtGetMemInfo";
+  if (free == nullptr || total == nullptr)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", free == nullptr ? "free" : "total", " is nullptr");
+  if (attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G)
+    return fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, ": attr ", static_cast<int>(attr),
+                " is not an aclrtMemAttr (0..17)");
+  int device = -1;
+  if (aclError e = requireCurrentDevice(fn, &device)) return e;
+  std::optional<uint64_t> bytes = deviceMemory(fn);
+  if (!bytes) return ACL_ERROR_INVALID_PARAM;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  *total = *bytes;
+  *free = *bytes - std::min<uint64_t>(r.usedBytes[device], *bytes);
   return ACL_SUCCESS;
 }
 

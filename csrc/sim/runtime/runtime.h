@@ -42,6 +42,9 @@ int currentDevice();
 aclError requireCurrentDevice(const char* fn, int* device);
 // FLAGOS_SIM_PROTECT: false/true, or nullopt (message set) when invalid.
 std::optional<bool> protectMode(const char* fn);
+// FLAGOS_SIM_DEVICE_MEMORY: the bytes of memory of each device, or nullopt
+// (message set) when invalid.
+std::optional<uint64_t> deviceMemory(const char* fn);
 // The mismatch mode, or nullopt (message set) when FLAGOS_SIM_ON_MISMATCH
 // is invalid and fsimSetMismatchMode was not called.
 std::optional<fsimMismatchMode> mismatchMode(const char* op);
@@ -76,8 +79,11 @@ class AccessGrant {
 
 bool peerEnabled(int a, int b);
 
-// Live allocation count and bytes per device (index < kMaxDevices).
+// Live allocation count and bytes per device (index < kMaxDevices), as
+// requested from aclrtMalloc.
 void liveMemory(std::array<uint64_t, kMaxDevices>& count, std::array<uint64_t, kMaxDevices>& bytes);
+// Live aclrtMallocHost blocks and their requested bytes.
+void livePinnedMemory(uint64_t& count, uint64_t& bytes);
 
 // ---- streams --------------------------------------------------------------
 
