@@ -96,6 +96,10 @@ typedef enum aclrtMemcpyKind {
   ACL_MEMCPY_HOST_TO_DEVICE = 1,
   ACL_MEMCPY_DEVICE_TO_HOST = 2,
   ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+  ACL_MEMCPY_DEFAULT = 4,                 // the direction follows from the pointers
+  ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,   // host to device through a staging buffer
+  ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,  // declared, but aclrtMemcpy* reject it
+  ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7,  // declared, but aclrtMemcpy* reject it
 } aclrtMemcpyKind;
 
 typedef enum aclrtMemMallocPolicy {
