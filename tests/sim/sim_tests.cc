@@ -7,6 +7,7 @@
 // Environment cases expect a setting (FLAGOS_SIM_*) that the pytest side
 // provides. Exit status 0 when every selected case passes.
 #include <barrier>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -421,6 +422,43 @@ TEST(reset_device_force_drops_every_reference) {
   CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
   CHECK_EQ(aclrtResetDevice(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
   CHECK_EQ(aclrtResetDeviceForce(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+}
+
+// The simulated SoC's attributes; no current device is needed.
+TEST(device_info_and_soc_name) {
+  int64_t cores = 0, l2 = 0, total = 0, cube = 0, vector = 0, chip = -1;
+  const char* soc = nullptr;
+  aclError rc[6] = {};
+  onFreshThread([&] {
+    rc[0] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_AICORE_CORE_NUM, &cores);
+    rc[1] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_L2_CACHE_SIZE, &l2);
+    rc[2] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &total);
+    rc[3] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_CUBE_CORE_NUM, &cube);
+    rc[4] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_VECTOR_CORE_NUM, &vector);
+    rc[5] = aclrtGetDeviceInfo(3, ACL_DEV_ATTR_PHY_CHIP_ID, &chip);
+    soc = aclrtGetSocName();
+  });
+  for (aclError r : rc) CHECK_EQ(r, ACL_SUCCESS);
+  CHECK_EQ(cores, 20);
+  CHECK_EQ(cube, 20);
+  CHECK_EQ(vector, 40);
+  CHECK_EQ(l2, 192LL << 20);
+  CHECK_EQ(total, 16LL << 30);
+  CHECK_EQ(chip, 3);
+  CHECK(soc != nullptr);
+  CHECK_EQ(std::string(soc), "Ascend910B3");
+
+  int64_t value = -5;
+  const uint32_t n = static_cast<uint32_t>(expectedDevices());
+  CHECK_EQ(aclrtGetDeviceInfo(n, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", cat("device ", n));
+  CHECK_EQ(aclrtGetDeviceInfo(UINT32_MAX, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtGetDeviceInfo(0, static_cast<aclrtDevAttr>(999), &value), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "attr 999");
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_WARP_SIZE, &value), ACL_ERROR_RT_PARAM_INVALID);  // not modelled
+  CHECK_EQ(value, -5);
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "nullptr");
 }
 
 // ---- error messages --------------------------------------------------------------
@@ -1843,6 +1881,9 @@ ENV_TEST(env_invalid_devices) {
   std::printf("MESSAGE %s\n", lastError().c_str());
   CHECK_EQ(aclrtSetDevice(0), ACL_ERROR_RT_NO_DEVICE);
   CHECK_ERR_HAS("aclrtSetDevice", "FLAGOS_SIM_DEVICES");
+  int64_t value64 = 0;
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &value64), ACL_ERROR_RT_NO_DEVICE);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "FLAGOS_SIM_DEVICES");
   std::printf("STATS %s\n", fsimStatsJson());
 }
 
@@ -1860,6 +1901,9 @@ ENV_TEST(env_small_device_memory) {
   CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
   CHECK_EQ(total, size_t{1} << 20);
   CHECK_EQ(free, total);
+  int64_t reported = 0;
+  CHECK_EQ(aclrtGetDeviceInfo(1, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &reported), ACL_SUCCESS);
+  CHECK_EQ(reported, int64_t{1} << 20);
   void* a = nullptr;
   void* b = nullptr;
   CHECK_EQ(aclrtMalloc(&a, (size_t{1} << 20) - 32, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);  // all of it
@@ -1886,6 +1930,10 @@ ENV_TEST(env_invalid_device_memory) {
   size_t free = 0, total = 0;
   CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_ERROR_INVALID_PARAM);
   CHECK_ERR_HAS("aclrtGetMemInfo", "FLAGOS_SIM_DEVICE_MEMORY='");
+  int64_t value = 0;
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &value), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "FLAGOS_SIM_DEVICE_MEMORY='");
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_SUCCESS);  // unaffected
 }
 
 // Reads device memory from host code: fine without protect mode, SIGSEGV with it.

@@ -208,6 +208,14 @@ void tearDown(DeviceState& state, int device) {
   tCurrentDevice = -1;
 }
 
+// The simulated SoC: an Ascend 910B3 (CANN's platform_config/Ascend910B3.ini),
+// except for its memory, which FLAGOS_SIM_DEVICE_MEMORY sets.
+constexpr const char* kSocName = "Ascend910B3";
+constexpr int64_t kAiCoreCount = 20;
+constexpr int64_t kCubeCoreCount = 20;
+constexpr int64_t kVectorCoreCount = 40;
+constexpr int64_t kL2CacheBytes = 192LL << 20;
+
 }  // namespace
 
 void setError(std::string message) {
@@ -446,6 +454,38 @@ aclError aclrtResetDeviceForce(int32_t deviceId) {
   tearDown(state, deviceId);
   return ACL_SUCCESS;
 }
+
+// Needs no current device. Attributes the simulator does not model fail
+// like attributes CANN does not know.
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value) {
+  const char* fn = "aclrtGetDeviceInfo";
+  if (value == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": value is nullptr");
+  const int n = deviceCount(fn);
+  if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
+  if (deviceId >= static_cast<uint32_t>(n))
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": device ", deviceId, " is out of range; valid devices are 0..",
+                n - 1);
+  switch (attr) {
+    case ACL_DEV_ATTR_AICORE_CORE_NUM: *value = kAiCoreCount; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_CUBE_CORE_NUM: *value = kCubeCoreCount; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_VECTOR_CORE_NUM: *value = kVectorCoreCount; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_L2_CACHE_SIZE: *value = kL2CacheBytes; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_PHY_CHIP_ID: *value = deviceId; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_IS_VIRTUAL: *value = 0; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE: {
+      std::optional<uint64_t> bytes = deviceMemory(fn);
+      if (!bytes) return ACL_ERROR_INVALID_PARAM;
+      *value = static_cast<int64_t>(*bytes);
+      return ACL_SUCCESS;
+    }
+    default:
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": attr ", static_cast<int>(attr),
+                  " is not an aclrtDevAttr the simulator answers (AICORE_CORE_NUM, CUBE_CORE_NUM, VECTOR_CORE_NUM, "
+                  "TOTAL_GLOBAL_MEM_SIZE, L2_CACHE_SIZE, PHY_CHIP_ID, IS_VIRTUAL)");
+  }
+}
+
+const char* aclrtGetSocName(void) { return kSocName; }
 
 // Work runs synchronously at enqueue time (see streams.cc), so once a device
 // is current there is nothing left to wait for.
