@@ -7,6 +7,7 @@
 // Environment cases expect a setting (FLAGOS_SIM_*) that the pytest side
 // provides. Exit status 0 when every selected case passes.
 #include <barrier>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -59,8 +60,17 @@ std::string cat(const Args&... args) {
   return s.str();
 }
 
+// The calling thread's latest error message. aclGetRecentErrMsg() clears
+// what it returns (and returns nullptr when there is nothing new), so the
+// cases read messages through this, which keeps the last one it saw.
+const std::string& lastError() {
+  thread_local std::string last;
+  if (const char* message = aclGetRecentErrMsg()) last = message;
+  return last;
+}
+
 [[noreturn]] void failAt(const char* file, int line, const std::string& what) {
-  throw Failure{cat(file, ":", line, ": ", what, "\n    last error message: '", aclGetRecentErrMsg(), "'")};
+  throw Failure{cat(file, ":", line, ": ", what, "\n    last error message: '", lastError(), "'")};
 }
 
 #define CHECK(cond) \
@@ -78,7 +88,7 @@ std::string cat(const Args&... args) {
 // The calling thread's last error message contains every given piece.
 #define CHECK_ERR_HAS(...)                                                                    \
   do {                                                                                        \
-    std::string msg_ = aclGetRecentErrMsg();                                                  \
+    const std::string& msg_ = lastError();                                                    \
     for (const std::string& piece : std::initializer_list<std::string>{__VA_ARGS__})           \
       if (msg_.find(piece) == std::string::npos)                                              \
         failAt(__FILE__, __LINE__, cat("error message lacks '", piece, "'"));                 \
@@ -92,6 +102,15 @@ int expectedDevices() {
 }
 
 void setDevice(int device) { CHECK_EQ(aclrtSetDevice(device), ACL_SUCCESS); }
+
+// Drops every reference on `device` (references are process-wide), so that a
+// case starts from a device nobody set. The calling thread then has no
+// current device.
+void releaseDevice(int device) {
+  const aclError rc = aclrtResetDeviceForce(device);
+  CHECK(rc == ACL_SUCCESS || rc == ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  lastError();  // consumes the message of a device that had no reference
+}
 
 // A number from fsimStatsJson(): top-level `key`, or `key` -> `sub`.
 int64_t stat(const std::string& key, const std::string& sub = "") {
@@ -241,24 +260,32 @@ TEST(device_count) {
   CHECK_EQ(static_cast<int>(n), expectedDevices());
   CHECK_EQ(fsimDeviceCount(), expectedDevices());
   CHECK_EQ(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDeviceCount", "nullptr");
   CHECK_EQ(aclInit(nullptr), ACL_SUCCESS);
   CHECK_EQ(aclInit(nullptr), ACL_SUCCESS);
   CHECK_EQ(aclFinalize(), ACL_SUCCESS);
 }
 
+// CANN treats "no current device" as a normal state of aclrtGetDevice: 107002
+// without an error message. Calls that need a device report it.
 TEST(fresh_thread_has_no_current_device) {
   aclError rc = ACL_SUCCESS, syncRc = ACL_SUCCESS;
   int32_t device = -7;
-  std::string message;
+  const char* getMessage = "unset";
+  std::string syncMessage;
   onFreshThread([&] {
     rc = aclrtGetDevice(&device);
-    message = aclGetRecentErrMsg();
+    getMessage = aclGetRecentErrMsg();
     syncRc = aclrtSynchronizeDevice();
+    syncMessage = lastError();
   });
   CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
-  CHECK_EQ(syncRc, ACL_ERROR_RT_CONTEXT_NULL);
   CHECK_EQ(device, -7);
-  CHECK(message.find("aclrtGetDevice") != std::string::npos);
+  CHECK(getMessage == nullptr);
+  CHECK_EQ(syncRc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(syncMessage.find("aclrtSynchronizeDevice") != std::string::npos);
+  CHECK_EQ(aclrtGetDevice(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDevice", "nullptr");
 }
 
 TEST(current_device_is_per_thread) {
@@ -291,14 +318,19 @@ TEST(current_device_is_per_thread) {
 TEST(set_device_rejects_bad_index) {
   const int n = expectedDevices();
   setDevice(2);
-  CHECK_EQ(aclrtSetDevice(n), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(n), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_ERR_HAS("aclrtSetDevice", cat("device ", n), cat("0..", n - 1));
-  CHECK_EQ(aclrtSetDevice(-1), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtSetDevice", "device -1");
   int32_t device = -1;
   CHECK_EQ(aclrtGetDevice(&device), ACL_SUCCESS);
   CHECK_EQ(device, 2);
-  CHECK_EQ(aclrtResetDevice(2), ACL_SUCCESS);
-  CHECK_EQ(aclrtResetDevice(n), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtResetDevice(n), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtResetDevice", cat("device ", n));
+  CHECK_EQ(aclrtResetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_EQ(aclrtResetDeviceForce(n), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtResetDeviceForce", cat("device ", n));
+  CHECK_EQ(aclrtResetDeviceForce(-1), ACL_ERROR_RT_INVALID_DEVICEID);
 }
 
 TEST(set_device_counts_every_call) {
@@ -306,10 +338,149 @@ TEST(set_device_counts_every_call) {
   setDevice(0);
   setDevice(0);  // same device: still a call
   setDevice(1);
-  CHECK_EQ(aclrtSetDevice(99), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(99), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_EQ(stat("set_device_calls"), 4);
   fsimResetStats();
   CHECK_EQ(stat("set_device_calls"), 0);
+}
+
+// Device references are process-wide: every aclrtSetDevice adds one, every
+// aclrtResetDevice drops one, and resetting a device without references
+// fails with 507007.
+TEST(reset_counts_references) {
+  releaseDevice(3);
+  CHECK_EQ(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_ERR_HAS("aclrtResetDevice", "device 3", "has not been set");
+  setDevice(3);
+  aclError otherRc = ACL_SUCCESS;
+  onFreshThread([&] { otherRc = aclrtSetDevice(3); });  // another thread's reference counts too
+  CHECK_EQ(otherRc, ACL_SUCCESS);
+  CHECK_EQ(aclrtResetDevice(3), ACL_SUCCESS);
+  int32_t device = -1;
+  CHECK_EQ(aclrtGetDevice(&device), ACL_SUCCESS);  // one reference left: still current
+  CHECK_EQ(device, 3);
+  CHECK_EQ(aclrtResetDevice(3), ACL_SUCCESS);       // the last one: torn down
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_ERR_HAS("aclrtResetDevice", "device 3");
+}
+
+// When a reset tears a device down, the calling thread loses its current
+// device, whichever it was (as CANN does); other threads that had the torn
+// down device lose it too, and its streams become stale handles.
+TEST(reset_to_zero_drops_current_device) {
+  releaseDevice(1);
+  releaseDevice(2);
+  setDevice(1);
+  aclrtStream s1 = nullptr;
+  CHECK_EQ(aclrtCreateStream(&s1), ACL_SUCCESS);
+  std::barrier sync(2);
+  aclError onOne = ACL_SUCCESS, onTwo = ACL_SUCCESS;
+  std::thread other([&] {
+    aclrtSetDevice(1);
+    aclrtResetDevice(1);  // leaves the main thread's reference
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // main has torn device 1 down
+    int32_t device = -1;
+    onOne = aclrtGetDevice(&device);
+    aclrtSetDevice(2);
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // main reset device 2 once (a reference is left)
+    onTwo = aclrtGetDevice(&device);
+  });
+  sync.arrive_and_wait();
+  setDevice(2);
+  CHECK_EQ(aclrtResetDevice(1), ACL_SUCCESS);  // device 1: no reference left
+  int32_t device = -1;
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);  // though device 2 was current
+  CHECK_EQ(fsimStreamDevice(s1), -1);
+  CHECK_EQ(aclrtSynchronizeStream(s1), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtSynchronizeStream", "not a live stream");
+  sync.arrive_and_wait();
+  sync.arrive_and_wait();
+  // Other threads keep a device that still has references.
+  CHECK_EQ(aclrtResetDevice(2), ACL_SUCCESS);
+  sync.arrive_and_wait();
+  other.join();
+  CHECK_EQ(onOne, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(onTwo, ACL_SUCCESS);
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
+  setDevice(1);  // a device set again is a new device: fresh default stream, no stale state
+  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+}
+
+// aclrtResetDeviceForce drops every reference at once.
+TEST(reset_device_force_drops_every_reference) {
+  releaseDevice(2);
+  CHECK_EQ(aclrtResetDeviceForce(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_ERR_HAS("aclrtResetDeviceForce", "device 2");
+  setDevice(2);
+  setDevice(2);
+  setDevice(2);
+  CHECK_EQ(aclrtResetDeviceForce(2), ACL_SUCCESS);
+  int32_t device = -1;
+  CHECK_EQ(aclrtGetDevice(&device), ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(aclrtResetDevice(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+  CHECK_EQ(aclrtResetDeviceForce(2), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR);
+}
+
+// The simulated SoC's attributes; no current device is needed.
+TEST(device_info_and_soc_name) {
+  int64_t cores = 0, l2 = 0, total = 0, cube = 0, vector = 0, chip = -1;
+  const char* soc = nullptr;
+  aclError rc[6] = {};
+  onFreshThread([&] {
+    rc[0] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_AICORE_CORE_NUM, &cores);
+    rc[1] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_L2_CACHE_SIZE, &l2);
+    rc[2] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &total);
+    rc[3] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_CUBE_CORE_NUM, &cube);
+    rc[4] = aclrtGetDeviceInfo(1, ACL_DEV_ATTR_VECTOR_CORE_NUM, &vector);
+    rc[5] = aclrtGetDeviceInfo(3, ACL_DEV_ATTR_PHY_CHIP_ID, &chip);
+    soc = aclrtGetSocName();
+  });
+  for (aclError r : rc) CHECK_EQ(r, ACL_SUCCESS);
+  CHECK_EQ(cores, 20);
+  CHECK_EQ(cube, 20);
+  CHECK_EQ(vector, 40);
+  CHECK_EQ(l2, 192LL << 20);
+  CHECK_EQ(total, 16LL << 30);
+  CHECK_EQ(chip, 3);
+  CHECK(soc != nullptr);
+  CHECK_EQ(std::string(soc), "Ascend910B3");
+
+  int64_t value = -5;
+  const uint32_t n = static_cast<uint32_t>(expectedDevices());
+  CHECK_EQ(aclrtGetDeviceInfo(n, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", cat("device ", n));
+  CHECK_EQ(aclrtGetDeviceInfo(UINT32_MAX, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtGetDeviceInfo(0, static_cast<aclrtDevAttr>(999), &value), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "attr 999");
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_WARP_SIZE, &value), ACL_ERROR_RT_PARAM_INVALID);  // not modelled
+  CHECK_EQ(value, -5);
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "nullptr");
+}
+
+// ---- error messages --------------------------------------------------------------
+
+// aclGetRecentErrMsg: the calling thread's latest error; reading it clears it.
+TEST(recent_error_message_is_per_thread_and_read_once) {
+  setDevice(0);
+  CHECK_EQ(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM);
+  const char* other = "unset";
+  onFreshThread([&] { other = aclGetRecentErrMsg(); });
+  CHECK(other == nullptr);  // another thread's error is not this thread's
+  const char* first = aclGetRecentErrMsg();
+  CHECK(first != nullptr);
+  CHECK_EQ(std::string(first), "aclrtFree: devPtr is nullptr");
+  CHECK(aclGetRecentErrMsg() == nullptr);  // read: cleared
+  CHECK_EQ(aclrtSetDevice(-3), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_EQ(aclrtMalloc(nullptr, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  const char* latest = aclGetRecentErrMsg();
+  CHECK(latest != nullptr);
+  CHECK_EQ(std::string(latest), "aclrtMalloc: devPtr is nullptr");  // the latest failure only
+  CHECK_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);  // a success neither sets nor clears
+  CHECK(aclGetRecentErrMsg() == nullptr);
 }
 
 // ---- streams and events -------------------------------------------------------
@@ -322,19 +493,72 @@ TEST(stream_belongs_to_creating_device) {
   setDevice(0);
   CHECK_EQ(fsimStreamDevice(s), 2);
   CHECK_EQ(fsimStreamDevice(nullptr), 0);  // the current device's default stream
-  CHECK_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
-  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
-  CHECK_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
-  CHECK_EQ(aclrtDestroyStream(s), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtDestroyStream", "not a live stream");
-  CHECK_EQ(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_PARAM);
-  CHECK_EQ(fsimStreamDevice(s), -1);
-  CHECK_EQ(aclrtDestroyStream(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtCreateStream(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtCreateStream", "nullptr");
   aclError rc = ACL_SUCCESS;
-  onFreshThread([&] { rc = aclrtCreateStream(&s); });
+  std::string message;
+  onFreshThread([&] {
+    rc = aclrtCreateStream(&s);
+    message = lastError();
+  });
   CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtCreateStream") != std::string::npos);
+  setDevice(2);
+  CHECK_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
 }
 
+// Only a stream of the current device can be destroyed; a destroyed handle
+// is stale (107017).
+TEST(destroy_stream_checks_handle_and_device) {
+  setDevice(2);
+  aclrtStream s = nullptr;
+  CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  CHECK_EQ(aclrtDestroyStream(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtDestroyStream", "default stream");
+  setDevice(0);
+  CHECK_EQ(aclrtDestroyStream(s), ACL_ERROR_RT_STREAM_CONTEXT);
+  CHECK_ERR_HAS("aclrtDestroyStream", "belongs to device 2", "current device is 0");
+  aclError rc = ACL_SUCCESS;
+  onFreshThread([&] { rc = aclrtDestroyStream(s); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(fsimStreamDevice(s), 2);  // still alive
+  setDevice(2);
+  CHECK_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  CHECK_EQ(aclrtDestroyStream(s), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtDestroyStream", "not a live stream");
+  CHECK_EQ(fsimStreamDevice(s), -1);
+  int notAStream = 0;
+  CHECK_EQ(aclrtDestroyStream(&notAStream), ACL_ERROR_RT_INVALID_HANDLE);
+}
+
+// Synchronizing works on any device's stream (CANN switches devices for the
+// wait), but the calling thread needs a current device.
+TEST(synchronize_stream_of_any_device) {
+  setDevice(2);
+  aclrtStream s = nullptr;
+  CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  setDevice(0);
+  CHECK_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  aclError rcDefault = ACL_SUCCESS, rcExplicit = ACL_SUCCESS;
+  std::string message;
+  onFreshThread([&] {
+    rcDefault = aclrtSynchronizeStream(nullptr);
+    message = lastError();
+    rcExplicit = aclrtSynchronizeStream(s);
+  });
+  CHECK_EQ(rcDefault, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtSynchronizeStream") != std::string::npos);
+  CHECK_EQ(rcExplicit, ACL_ERROR_RT_CONTEXT_NULL);
+  setDevice(2);
+  CHECK_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  CHECK_EQ(aclrtSynchronizeStream(s), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtSynchronizeStream", "not a live stream");
+}
+
+// An event is recorded on a stream of the current device (107003 otherwise);
+// the event's own device is not compared with the stream's. Any stream of the
+// current device may wait for an event of any device.
 TEST(events_validate_handles_and_devices) {
   setDevice(1);
   aclrtStream s1 = nullptr, s2 = nullptr;
@@ -345,17 +569,170 @@ TEST(events_validate_handles_and_devices) {
   CHECK_EQ(aclrtRecordEvent(e, nullptr), ACL_SUCCESS);
   setDevice(2);
   CHECK_EQ(aclrtCreateStream(&s2), ACL_SUCCESS);
-  CHECK_EQ(aclrtRecordEvent(e, s2), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtRecordEvent", "device 1", "device 2");
-  CHECK_EQ(aclrtStreamWaitEvent(s2, e), ACL_SUCCESS);  // waiting may cross devices
-  CHECK_EQ(aclrtSynchronizeEvent(e), ACL_SUCCESS);
+  CHECK_EQ(aclrtRecordEvent(e, s1), ACL_ERROR_RT_STREAM_CONTEXT);
+  CHECK_ERR_HAS("aclrtRecordEvent", "belongs to device 1", "current device is 2");
+  CHECK_EQ(aclrtStreamWaitEvent(s1, e), ACL_ERROR_RT_STREAM_CONTEXT);
+  CHECK_ERR_HAS("aclrtStreamWaitEvent", "belongs to device 1");
+  CHECK_EQ(aclrtStreamWaitEvent(s2, e), ACL_SUCCESS);  // waiting crosses devices
+  CHECK_EQ(aclrtStreamWaitEvent(nullptr, e), ACL_SUCCESS);
+  CHECK_EQ(aclrtRecordEvent(e, s2), ACL_SUCCESS);  // an event of device 1 on device 2's stream
+  CHECK_EQ(aclrtRecordEvent(nullptr, s2), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtRecordEvent", "nullptr");
+  CHECK_EQ(aclrtStreamWaitEvent(s2, nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtCreateEvent(nullptr), ACL_ERROR_INVALID_PARAM);
+  aclError rc = ACL_SUCCESS;
+  onFreshThread([&] { rc = aclrtRecordEvent(e, nullptr); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  aclrtEvent lost = nullptr;
+  onFreshThread([&] { rc = aclrtCreateEvent(&lost); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+
   CHECK_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
-  CHECK_EQ(aclrtDestroyEvent(e), ACL_ERROR_INVALID_PARAM);
-  CHECK_EQ(aclrtSynchronizeEvent(e), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtDestroyEvent(e), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtDestroyEvent", "not a live event");
+  CHECK_EQ(aclrtDestroyEvent(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtSynchronizeEvent(e), ACL_ERROR_RT_INVALID_HANDLE);
   CHECK_ERR_HAS("aclrtSynchronizeEvent", "not a live event");
-  CHECK_EQ(aclrtStreamWaitEvent(s2, e), ACL_ERROR_INVALID_PARAM);
-  CHECK_EQ(aclrtDestroyStream(s1), ACL_SUCCESS);
+  CHECK_EQ(aclrtStreamWaitEvent(s2, e), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_EQ(aclrtRecordEvent(e, s2), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtRecordEvent", "not a live event");
+  aclrtEvent fresh = nullptr;
+  CHECK_EQ(aclrtCreateEvent(&fresh), ACL_SUCCESS);
   CHECK_EQ(aclrtDestroyStream(s2), ACL_SUCCESS);
+  CHECK_EQ(aclrtRecordEvent(fresh, s2), ACL_ERROR_RT_INVALID_HANDLE);  // a stale stream
+  CHECK_ERR_HAS("aclrtRecordEvent", "not a live stream");
+  CHECK_EQ(aclrtStreamWaitEvent(s2, fresh), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_EQ(aclrtDestroyEvent(fresh), ACL_SUCCESS);
+  setDevice(1);
+  CHECK_EQ(aclrtDestroyStream(s1), ACL_SUCCESS);
+}
+
+TEST(create_event_with_flag_checks_flags) {
+  setDevice(0);
+  aclrtEvent e = nullptr;
+  for (uint32_t bad : {0u, ACL_EVENT_IPC, 0x80u, 0x41u, ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_SYNC,
+                       ACL_EVENT_EXTERNAL | ACL_EVENT_TIME_LINE}) {
+    CHECK_EQ(aclrtCreateEventWithFlag(&e, bad), ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_ERR_HAS("aclrtCreateEventWithFlag", cat("flag ", bad));
+  }
+  for (uint32_t good : {ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE,
+                        ACL_EVENT_CAPTURE_STREAM_PROGRESS, 0x4u, 0xFu, ACL_EVENT_DEVICE_USE_ONLY,
+                        ACL_EVENT_EXTERNAL}) {
+    CHECK_EQ(aclrtCreateEventWithFlag(&e, good), ACL_SUCCESS);
+    CHECK_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+  }
+  CHECK_EQ(aclrtCreateEventWithFlag(nullptr, ACL_EVENT_SYNC), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtCreateEventWithFlag", "nullptr");
+  aclError rc = ACL_SUCCESS;
+  onFreshThread([&] { rc = aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+}
+
+// Which events a stream can wait for: a recorded one; a never-recorded one
+// only with ACL_EVENT_SYNC (aclrtCreateEvent's events have none: 107000);
+// never a timeline-only one (207000) or a device-only one (107000).
+TEST(stream_wait_event_needs_a_waitable_recorded_event) {
+  setDevice(0);
+  aclrtEvent plain = nullptr, sync = nullptr, timeline = nullptr, deviceOnly = nullptr;
+  CHECK_EQ(aclrtCreateEvent(&plain), ACL_SUCCESS);
+  CHECK_EQ(aclrtCreateEventWithFlag(&sync, ACL_EVENT_SYNC), ACL_SUCCESS);
+  CHECK_EQ(aclrtCreateEventWithFlag(&timeline, ACL_EVENT_TIME_LINE), ACL_SUCCESS);
+  CHECK_EQ(aclrtCreateEventWithFlag(&deviceOnly, ACL_EVENT_DEVICE_USE_ONLY), ACL_SUCCESS);
+  CHECK_EQ(aclrtStreamWaitEvent(nullptr, plain), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtStreamWaitEvent", "never been recorded");
+  CHECK_EQ(aclrtStreamWaitEvent(nullptr, sync), ACL_SUCCESS);
+  CHECK_EQ(aclrtRecordEvent(plain, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtStreamWaitEvent(nullptr, plain), ACL_SUCCESS);
+  CHECK_EQ(aclrtRecordEvent(timeline, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtStreamWaitEvent(nullptr, timeline), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  CHECK_ERR_HAS("aclrtStreamWaitEvent", "cannot be waited for");
+  CHECK_EQ(aclrtRecordEvent(deviceOnly, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtRecordEvent", "ACL_EVENT_DEVICE_USE_ONLY");
+  CHECK_EQ(aclrtStreamWaitEvent(nullptr, deviceOnly), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtStreamWaitEvent", "ACL_EVENT_DEVICE_USE_ONLY");
+  for (aclrtEvent e : {plain, sync, timeline, deviceOnly}) CHECK_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+}
+
+// A never-recorded event is complete; so is a recorded one, since streams
+// run their work when it is queued.
+TEST(query_event_reports_completion) {
+  setDevice(1);
+  aclrtEvent e = nullptr, external = nullptr;
+  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  aclrtEventStatus status = ACL_EVENT_STATUS_RESERVED;
+  CHECK_EQ(aclrtQueryEvent(e, &status), ACL_SUCCESS);
+  CHECK_EQ(status, ACL_EVENT_STATUS_COMPLETE);
+  CHECK_EQ(aclrtRecordEvent(e, nullptr), ACL_SUCCESS);
+  status = ACL_EVENT_STATUS_RESERVED;
+  CHECK_EQ(aclrtQueryEvent(e, &status), ACL_SUCCESS);
+  CHECK_EQ(status, ACL_EVENT_STATUS_COMPLETE);
+  aclError rc = ACL_ERROR_RT_FAILURE;
+  onFreshThread([&] { rc = aclrtQueryEvent(e, &status); });  // needs no current device
+  CHECK_EQ(rc, ACL_SUCCESS);
+  CHECK_EQ(aclrtQueryEvent(e, nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtQueryEvent", "status is nullptr");
+  CHECK_EQ(aclrtQueryEvent(nullptr, &status), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtCreateEventWithFlag(&external, ACL_EVENT_EXTERNAL), ACL_SUCCESS);
+  CHECK_EQ(aclrtQueryEvent(external, &status), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  CHECK_ERR_HAS("aclrtQueryEvent", "ACL_EVENT_EXTERNAL");
+  CHECK_EQ(aclrtDestroyEvent(external), ACL_SUCCESS);
+  CHECK_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+  CHECK_EQ(aclrtQueryEvent(e, &status), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtQueryEvent", "not a live event");
+}
+
+// Milliseconds between the completion of two recorded events; an event that
+// was never recorded has no time (507000).
+TEST(event_elapsed_time_in_milliseconds) {
+  setDevice(0);
+  aclrtEvent start = nullptr, end = nullptr;
+  CHECK_EQ(aclrtCreateEvent(&start), ACL_SUCCESS);
+  CHECK_EQ(aclrtCreateEvent(&end), ACL_SUCCESS);
+  float ms = -1;
+  CHECK_EQ(aclrtEventElapsedTime(&ms, start, end), ACL_ERROR_RT_INTERNAL_ERROR);
+  CHECK_ERR_HAS("aclrtEventElapsedTime", "startEvent", "never been recorded");
+  CHECK_EQ(aclrtRecordEvent(start, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtEventElapsedTime(&ms, start, end), ACL_ERROR_RT_INTERNAL_ERROR);
+  CHECK_ERR_HAS("aclrtEventElapsedTime", "endEvent", "never been recorded");
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK_EQ(aclrtRecordEvent(end, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS);
+  CHECK(ms >= 29.0f && ms < 10000.0f);
+  float back = 1;
+  CHECK_EQ(aclrtEventElapsedTime(&back, end, start), ACL_SUCCESS);  // no reversal check, as in CANN
+  CHECK(back <= -29.0f);
+  CHECK_EQ(aclrtEventElapsedTime(nullptr, start, end), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtEventElapsedTime", "ms is nullptr");
+  CHECK_EQ(aclrtEventElapsedTime(&ms, nullptr, end), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtDestroyEvent(end), ACL_SUCCESS);
+  CHECK_EQ(aclrtEventElapsedTime(&ms, start, end), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_EQ(aclrtDestroyEvent(start), ACL_SUCCESS);
+}
+
+// An event can be synchronized from any thread, with any current device or
+// none; a never-recorded event returns at once.
+TEST(synchronize_event_needs_no_current_device) {
+  setDevice(1);
+  aclrtEvent recorded = nullptr, unrecorded = nullptr, external = nullptr;
+  CHECK_EQ(aclrtCreateEvent(&recorded), ACL_SUCCESS);
+  CHECK_EQ(aclrtCreateEvent(&unrecorded), ACL_SUCCESS);
+  CHECK_EQ(aclrtCreateEventWithFlag(&external, ACL_EVENT_EXTERNAL), ACL_SUCCESS);
+  CHECK_EQ(aclrtRecordEvent(recorded, nullptr), ACL_SUCCESS);
+  aclError rc[2] = {ACL_ERROR_RT_FAILURE, ACL_ERROR_RT_FAILURE};
+  onFreshThread([&] {
+    rc[0] = aclrtSynchronizeEvent(recorded);
+    rc[1] = aclrtSynchronizeEvent(unrecorded);
+  });
+  CHECK_EQ(rc[0], ACL_SUCCESS);
+  CHECK_EQ(rc[1], ACL_SUCCESS);
+  setDevice(3);
+  CHECK_EQ(aclrtSynchronizeEvent(recorded), ACL_SUCCESS);
+  CHECK_EQ(aclrtSynchronizeEvent(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtSynchronizeEvent", "nullptr");
+  CHECK_EQ(aclrtSynchronizeEvent(external), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  CHECK_ERR_HAS("aclrtSynchronizeEvent", "ACL_EVENT_EXTERNAL");
+  for (aclrtEvent e : {recorded, unrecorded, external}) CHECK_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
 }
 
 // ---- memory -----------------------------------------------------------------------
@@ -372,20 +749,176 @@ TEST(malloc_uses_current_device) {
   CHECK_EQ(fsimPointerDevice(&count), -1);
   CHECK_EQ(stat("live_allocations", "3"), count + 1);
   CHECK_EQ(stat("live_bytes", "3"), bytes + 100);
-  void* q = nullptr;
-  CHECK_EQ(aclrtMalloc(&q, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtMalloc", "size");
-  CHECK_EQ(aclrtFree(c + 1), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtFree", "inside");
   CHECK_EQ(aclrtFree(p), ACL_SUCCESS);
   CHECK_EQ(fsimPointerDevice(p), -1);
   CHECK_EQ(stat("live_allocations", "3"), count);
   CHECK_EQ(stat("live_bytes", "3"), bytes);
-  CHECK_EQ(aclrtFree(p), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtFree", "not device memory");
+  void* q = nullptr;
   aclError rc = ACL_SUCCESS;
-  onFreshThread([&] { rc = aclrtMalloc(&q, 16, ACL_MEM_MALLOC_HUGE_FIRST); });
+  std::string message;
+  onFreshThread([&] {
+    rc = aclrtMalloc(&q, 16, ACL_MEM_MALLOC_HUGE_FIRST);
+    message = lastError();
+  });
   CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtMalloc") != std::string::npos);
+}
+
+// Null and size 0 fail (100000); any policy is accepted (CANN maps unknown
+// ones to its default); pointers are at least 64-byte aligned.
+TEST(malloc_checks_arguments_and_aligns) {
+  setDevice(0);
+  void* p = nullptr;
+  CHECK_EQ(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMalloc", "devPtr is nullptr");
+  CHECK_EQ(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMalloc", "size is 0");
+  for (int policy : {int{ACL_MEM_MALLOC_NORMAL_ONLY_P2P}, int{ACL_MEM_MALLOC_HUGE1G_ONLY_P2P}, 42,
+                     ACL_MEM_MALLOC_HUGE_FIRST | ACL_MEM_TYPE_HIGH_BAND_WIDTH, -1}) {
+    CHECK_EQ(aclrtMalloc(&p, 24, static_cast<aclrtMemMallocPolicy>(policy)), ACL_SUCCESS);
+    CHECK_EQ(aclrtFree(p), ACL_SUCCESS);
+  }
+  std::vector<void*> blocks;
+  for (size_t size : {1, 63, 64, 100, 4097, 1 << 20}) {
+    CHECK_EQ(aclrtMalloc(&p, size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    CHECK_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    blocks.push_back(p);
+  }
+  for (void* b : blocks) CHECK_EQ(aclrtFree(b), ACL_SUCCESS);
+}
+
+// Each device has 16 GiB (FLAGOS_SIM_DEVICE_MEMORY); an allocation takes
+// its size rounded up to 32 bytes plus 32, and beyond the free memory
+// aclrtMalloc fails with 207001.
+TEST(malloc_beyond_device_memory_fails) {
+  setDevice(2);
+  size_t free0 = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free0, &total), ACL_SUCCESS);
+  CHECK_EQ(total, size_t{16} << 30);
+  void* big = nullptr;
+  CHECK_EQ(aclrtMalloc(&big, total, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  CHECK_ERR_HAS("aclrtMalloc", "out of memory on device 2");
+  const size_t half = size_t{8} << 30;
+  CHECK_EQ(aclrtMalloc(&big, half, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);  // virtual: nothing is touched
+  size_t free1 = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free1, &total), ACL_SUCCESS);
+  CHECK_EQ(free0 - free1, half + 32);
+  void* more = nullptr;
+  CHECK_EQ(aclrtMalloc(&more, free1 - 31, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  setDevice(3);  // another device has its own memory
+  CHECK_EQ(aclrtMalloc(&more, half, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(more), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(big), ACL_SUCCESS);
+  setDevice(2);
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free1, &total), ACL_SUCCESS);
+  CHECK_EQ(free1, free0);
+}
+
+// aclrtFree needs no current device and frees any device's memory; what is
+// not the start of a live allocation fails (the driver decides: 107000).
+TEST(free_rejects_what_malloc_did_not_return) {
+  DeviceMem keep(1, 16);
+  void* p = nullptr;
+  setDevice(1);
+  CHECK_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  char* c = static_cast<char*>(p);
+  CHECK_EQ(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtFree", "nullptr");
+  CHECK_EQ(aclrtFree(c + 1), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFree", "inside");
+  int local = 0;
+  CHECK_EQ(aclrtFree(&local), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFree", "not device memory");
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 32), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(pinned), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFree", "aclrtFreeHost");
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+  aclError rc = ACL_ERROR_RT_FAILURE;
+  onFreshThread([&] { rc = aclrtFree(p); });
+  CHECK_EQ(rc, ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(p), ACL_ERROR_RT_PARAM_INVALID);  // freed twice
+  CHECK_ERR_HAS("aclrtFree", "freed already");
+}
+
+// Pinned host memory: host memory the runtime knows. It needs a current
+// device to allocate, none to free, and aclrtFreeHost takes nothing else.
+TEST(malloc_host_returns_pinned_memory) {
+  setDevice(0);
+  const int64_t pinnedCount = stat("live_pinned_allocations"), pinnedBytes = stat("live_pinned_bytes");
+  void* h = nullptr;
+  CHECK_EQ(aclrtMallocHost(nullptr, 16), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMallocHost", "nullptr");
+  CHECK_EQ(aclrtMallocHost(&h, 0), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMallocHost", "size is 0");
+  aclError rc = ACL_SUCCESS;
+  onFreshThread([&] { rc = aclrtMallocHost(&h, 16); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(aclrtMallocHost(&h, 100), ACL_SUCCESS);
+  CHECK_EQ(reinterpret_cast<uintptr_t>(h) % 64, 0u);
+  CHECK_EQ(fsimPointerDevice(h), -1);  // host memory, not a device's
+  CHECK_EQ(stat("live_pinned_allocations"), pinnedCount + 1);
+  CHECK_EQ(stat("live_pinned_bytes"), pinnedBytes + 100);
+  std::memset(h, 7, 100);  // the host may touch it, even in protect mode
+
+  CHECK_EQ(aclrtFreeHost(nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtFreeHost", "nullptr");
+  CHECK_EQ(aclrtFreeHost(static_cast<char*>(h) + 8), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFreeHost", "inside");
+  DeviceMem d(0, 16);
+  CHECK_EQ(aclrtFreeHost(d.get()), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFreeHost", "device memory");
+  std::vector<char> pageable(64);
+  CHECK_EQ(aclrtFreeHost(pageable.data()), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtFreeHost", "not pinned host memory");
+  rc = ACL_ERROR_RT_FAILURE;
+  onFreshThread([&] { rc = aclrtFreeHost(h); });
+  CHECK_EQ(rc, ACL_SUCCESS);
+  CHECK_EQ(stat("live_pinned_allocations"), pinnedCount);
+  CHECK_EQ(stat("live_pinned_bytes"), pinnedBytes);
+  CHECK_EQ(aclrtFreeHost(h), ACL_ERROR_RT_PARAM_INVALID);
+}
+
+TEST(get_mem_info_reports_the_current_device) {
+  setDevice(1);
+  size_t free = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
+  CHECK_EQ(total, size_t{16} << 30);
+  CHECK(free <= total);
+  void* p = nullptr;
+  CHECK_EQ(aclrtMalloc(&p, 1000, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  size_t after = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_MEM_P2P_HUGE1G, &after, &total), ACL_SUCCESS);  // attr 17: the last one
+  CHECK_EQ(free - after, size_t{1024 + 32});
+  CHECK_EQ(aclrtFree(p), ACL_SUCCESS);
+  CHECK_EQ(aclrtGetMemInfo(static_cast<aclrtMemAttr>(18), &free, &total), ACL_ERROR_RT_INVALID_MEMORY_TYPE);
+  CHECK_ERR_HAS("aclrtGetMemInfo", "attr 18");
+  CHECK_EQ(aclrtGetMemInfo(static_cast<aclrtMemAttr>(-1), &free, &total), ACL_ERROR_RT_INVALID_MEMORY_TYPE);
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, nullptr, &total), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetMemInfo", "free is nullptr");
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, nullptr), ACL_ERROR_INVALID_PARAM);
+  aclError rc = ACL_SUCCESS;
+  std::string message;
+  onFreshThread([&] {
+    rc = aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
+    message = lastError();
+  });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtGetMemInfo") != std::string::npos);
+}
+
+// count 0 succeeds before any other check, even with null pointers, a bad
+// kind and no current device.
+TEST(zero_byte_copies_and_memsets_succeed_first) {
+  aclError rc[4] = {ACL_ERROR_RT_FAILURE, ACL_ERROR_RT_FAILURE, ACL_ERROR_RT_FAILURE, ACL_ERROR_RT_FAILURE};
+  int dead = 0;
+  onFreshThread([&] {
+    rc[0] = aclrtMemcpy(nullptr, 0, nullptr, 0, static_cast<aclrtMemcpyKind>(99));
+    rc[1] = aclrtMemcpyAsync(nullptr, 0, nullptr, 0, static_cast<aclrtMemcpyKind>(99), &dead);
+    rc[2] = aclrtMemset(nullptr, 0, 0, 0);
+    rc[3] = aclrtMemcpy(nullptr, 0, nullptr, 0, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE);
+  });
+  for (aclError r : rc) CHECK_EQ(r, ACL_SUCCESS);
 }
 
 TEST(memcpy_checks_kinds) {
@@ -398,51 +931,142 @@ TEST(memcpy_checks_kinds) {
   CHECK_VALUES(out, 1, 2, 3, 4);
   CHECK_EQ(aclrtMemcpy(host.data(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
   CHECK_VALUES(host, 1, 2, 3, 4);
+  std::vector<int32_t> staged = {9, 8, 7, 6};
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, staged.data(), 16, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(out.data(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  CHECK_VALUES(out, 9, 8, 7, 6);
 
-  CHECK_EQ(aclrtMemcpy(host.data(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtMemcpy", "ACL_MEMCPY_HOST_TO_DEVICE", "dst", "host memory");
-  CHECK_EQ(aclrtMemcpy(out.data(), 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
+  // The sync copy keeps the kind strict (CANN: the driver decides; 107000 here).
+  CHECK_EQ(aclrtMemcpy(host.data(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpy", "ACL_MEMCPY_HOST_TO_DEVICE", "dst", "pageable host memory");
+  CHECK_EQ(aclrtMemcpy(out.data(), 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_RT_PARAM_INVALID);
   CHECK_ERR_HAS("ACL_MEMCPY_DEVICE_TO_HOST", "src");
-  CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-  CHECK_EQ(aclrtMemcpy(host.data(), 16, a.get(), 16, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtMemcpy(host.data(), 16, a.get(), 16, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_RT_PARAM_INVALID);
   CHECK_ERR_HAS("ACL_MEMCPY_HOST_TO_HOST", "device memory (device 0)");
-  CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, static_cast<aclrtMemcpyKind>(7)), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtMemcpy(host.data(), 16, a.get(), 16, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+
+  // Kinds CANN's ACL layer does not translate.
+  for (int kind : {6, 7, 8, 99, -1}) {
+    CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, static_cast<aclrtMemcpyKind>(kind)), ACL_ERROR_INVALID_PARAM);
+    CHECK_ERR_HAS("aclrtMemcpy", cat("kind ", kind));
+    CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, static_cast<aclrtMemcpyKind>(kind), nullptr),
+             ACL_ERROR_INVALID_PARAM);
+    CHECK_ERR_HAS("aclrtMemcpyAsync", cat("kind ", kind));
+  }
   CHECK_EQ(aclrtMemcpy(nullptr, 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMemcpy", "dst is nullptr");
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, nullptr, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMemcpy", "src is nullptr");
+  CHECK_EQ(aclrtMemcpyAsync(nullptr, 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "dst is nullptr");
 }
 
+// ACL_MEMCPY_DEFAULT: the direction follows from the pointers.
+TEST(memcpy_default_infers_direction) {
+  setDevice(1);
+  DeviceMem a(1, 16), b(1, 16);
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 16), ACL_SUCCESS);
+  std::vector<int32_t> in = {4, 3, 2, 1}, out(4, 0), host(4, 0);
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(b.get(), 16, a.get(), 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(pinned, 16, b.get(), 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(out.data(), 16, pinned, 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+  CHECK_VALUES(out, 4, 3, 2, 1);
+  CHECK_EQ(aclrtMemcpy(host.data(), 16, out.data(), 16, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
+  CHECK_VALUES(host, 4, 3, 2, 1);
+  CHECK_EQ(aclrtMemcpyAsync(out.data(), 16, a.get(), 16, ACL_MEMCPY_DEFAULT, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpyAsync(b.get(), 16, pinned, 16, ACL_MEMCPY_DEFAULT, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+}
+
+// Pinned host memory is host memory for the sync copy's strict kind check.
+TEST(memcpy_treats_pinned_memory_as_host) {
+  setDevice(0);
+  DeviceMem a(0, 16);
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 16), ACL_SUCCESS);
+  std::vector<int32_t> in = {5, 5, 6, 6}, out(4, 0);
+  std::memcpy(pinned, in.data(), 16);
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, pinned, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(out.data(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  CHECK_VALUES(out, 5, 5, 6, 6);
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, pinned, 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpy", "src", "pinned host memory");
+  CHECK_EQ(aclrtMemcpy(static_cast<char*>(pinned) + 8, 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST),
+           ACL_ERROR_RT_PARAM_INVALID);  // overruns the pinned block
+  CHECK_ERR_HAS("aclrtMemcpy", "overrun");
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+}
+
+// count > destMax is checked before the current device (107000); the
+// simulator keeps checking that each side stays inside its allocation.
 TEST(memcpy_checks_bounds) {
   setDevice(0);
   DeviceMem a(0, 64);
   std::vector<char> host(128, 1);
   char* p = static_cast<char*>(a.get());
-  CHECK_EQ(aclrtMemcpy(p, 64, host.data(), 65, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("count 65", "destMax 64");
-  CHECK_EQ(aclrtMemcpy(p, 128, host.data(), 80, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("overrun");
-  CHECK_EQ(aclrtMemcpy(p + 60, 8, host.data(), 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-  CHECK_EQ(aclrtMemcpy(host.data(), 128, p + 60, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtMemcpy(p, 64, host.data(), 65, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpy", "count 65", "destMax 64");
+  CHECK_EQ(aclrtMemcpyAsync(p, 64, host.data(), 65, ACL_MEMCPY_HOST_TO_DEVICE, nullptr), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "count 65", "destMax 64");
+  aclError rc[2] = {};
+  onFreshThread([&] {
+    rc[0] = aclrtMemcpy(p, 64, host.data(), 65, ACL_MEMCPY_HOST_TO_DEVICE);
+    rc[1] = aclrtMemcpyAsync(p, 64, host.data(), 65, ACL_MEMCPY_HOST_TO_DEVICE, nullptr);
+  });
+  CHECK_EQ(rc[0], ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(rc[1], ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtMemcpy(p, 128, host.data(), 80, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpy", "overrun");
+  CHECK_EQ(aclrtMemcpy(p + 60, 8, host.data(), 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtMemcpy(host.data(), 128, p + 60, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtMemcpyAsync(host.data(), 128, p + 60, 8, ACL_MEMCPY_DEVICE_TO_HOST, nullptr),
+           ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "overrun");
   CHECK_EQ(aclrtMemcpy(p + 56, 8, host.data(), 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
   CHECK_EQ(aclrtMemcpy(host.data(), 128, p + 56, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
 }
 
+// dst == src: nothing to do, before the kind is compared with the pointers
+// and before the current device is checked.
+TEST(memcpy_to_itself_does_nothing) {
+  setDevice(0);
+  DeviceMem a(0, 16);
+  std::vector<char> host(16, 3);
+  CHECK_EQ(aclrtMemcpy(host.data(), 16, host.data(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(a.get(), 16, a.get(), 16, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr), ACL_SUCCESS);
+  aclError rc = ACL_ERROR_RT_FAILURE;
+  onFreshThread([&] { rc = aclrtMemcpy(a.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE); });
+  CHECK_EQ(rc, ACL_SUCCESS);
+}
+
+TEST(memcpy_needs_current_device) {
+  DeviceMem a(0, 16);
+  std::vector<int32_t> in = {1, 2, 3, 4};
+  aclError rc[2] = {};
+  std::string message;
+  onFreshThread([&] {
+    rc[0] = aclrtMemcpy(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE);
+    message = lastError();
+    rc[1] = aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr);
+  });
+  CHECK_EQ(rc[0], ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK(message.find("aclrtMemcpy") != std::string::npos);
+  CHECK_EQ(rc[1], ACL_ERROR_RT_CONTEXT_NULL);
+}
+
+// A device-to-device copy between two devices needs peer access (CANN: the
+// driver decides; 107000 here).
 TEST(memcpy_across_devices_needs_peer_access) {
   DeviceMem a(0, 16), b(1, 16);
   std::vector<int32_t> in = {5, 6, 7, 8}, out(4, 0);
   setDevice(0);
   CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
-  CHECK_EQ(aclrtMemcpy(b.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_FAILURE);
+  CHECK_EQ(aclrtMemcpy(b.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
   CHECK_ERR_HAS("aclrtMemcpy", "from device 0 to device 1", "peer access");
-
-  int32_t can = -1;
-  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 0, 1), ACL_SUCCESS);
-  CHECK_EQ(can, 1);
-  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 1, 1), ACL_SUCCESS);
-  CHECK_EQ(can, 0);
-  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 0, 99), ACL_ERROR_INVALID_DEVICE);
-  CHECK_EQ(aclrtDeviceEnablePeerAccess(0, 0), ACL_ERROR_INVALID_PARAM);  // peer == current
-  CHECK_ERR_HAS("current device");
-  CHECK_EQ(aclrtDeviceEnablePeerAccess(1, 1), ACL_ERROR_INVALID_PARAM);  // flags must be 0
-  CHECK_EQ(aclrtDeviceEnablePeerAccess(99, 0), ACL_ERROR_INVALID_DEVICE);
 
   fsimResetStats();
   CHECK_EQ(aclrtDeviceEnablePeerAccess(1, 0), ACL_SUCCESS);
@@ -455,44 +1079,153 @@ TEST(memcpy_across_devices_needs_peer_access) {
 
   setDevice(1);  // either side may disable
   CHECK_EQ(aclrtDeviceDisablePeerAccess(0), ACL_SUCCESS);
-  CHECK_EQ(aclrtMemcpy(b.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_FAILURE);
-  CHECK_EQ(aclrtDeviceDisablePeerAccess(0), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("not enabled");
+  CHECK_EQ(aclrtMemcpy(b.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtDeviceDisablePeerAccess(0), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtDeviceDisablePeerAccess", "not enabled");
   CHECK_EQ(stat("peer_copies"), 2);
 }
 
-TEST(memcpy_async_needs_a_stream_of_the_data_device) {
+TEST(peer_access_checks_arguments) {
+  setDevice(0);
+  int32_t can = -1;
+  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 0, 1), ACL_SUCCESS);
+  CHECK_EQ(can, 1);
+  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 1, 1), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtDeviceCanAccessPeer", "both 1");
+  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, 0, 99), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtDeviceCanAccessPeer", "device 99");
+  CHECK_EQ(aclrtDeviceCanAccessPeer(&can, -2, 0), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_EQ(aclrtDeviceCanAccessPeer(nullptr, 0, 1), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtDeviceCanAccessPeer", "canAccessPeer is nullptr");
+
+  CHECK_EQ(aclrtDeviceEnablePeerAccess(1, 1), ACL_ERROR_FEATURE_UNSUPPORTED);
+  CHECK_ERR_HAS("aclrtDeviceEnablePeerAccess", "flags");
+  CHECK_EQ(aclrtDeviceEnablePeerAccess(0, 0), ACL_ERROR_INVALID_PARAM);  // peer == current
+  CHECK_ERR_HAS("aclrtDeviceEnablePeerAccess", "current device");
+  CHECK_EQ(aclrtDeviceEnablePeerAccess(99, 0), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_ERR_HAS("aclrtDeviceEnablePeerAccess", "device 99");
+  CHECK_EQ(aclrtDeviceDisablePeerAccess(0), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtDeviceDisablePeerAccess", "current device");
+  CHECK_EQ(aclrtDeviceDisablePeerAccess(99), ACL_ERROR_RT_INVALID_DEVICEID);
+  aclError rc[3] = {};
+  onFreshThread([&] {
+    rc[0] = aclrtDeviceEnablePeerAccess(1, 7);  // the flags are checked first
+    rc[1] = aclrtDeviceEnablePeerAccess(1, 0);
+    rc[2] = aclrtDeviceDisablePeerAccess(1);
+  });
+  CHECK_EQ(rc[0], ACL_ERROR_FEATURE_UNSUPPORTED);
+  CHECK_EQ(rc[1], ACL_ERROR_RT_CONTEXT_NULL);
+  CHECK_EQ(rc[2], ACL_ERROR_RT_CONTEXT_NULL);
+}
+
+// An async copy goes on a stream of the current device (107003 otherwise);
+// a destroyed stream is a stale handle (107017).
+TEST(memcpy_async_needs_a_stream_of_the_current_device) {
   setDevice(2);
   aclrtStream s2 = nullptr, s0 = nullptr;
   CHECK_EQ(aclrtCreateStream(&s2), ACL_SUCCESS);
   setDevice(0);
   CHECK_EQ(aclrtCreateStream(&s0), ACL_SUCCESS);
-  DeviceMem a(0, 16);
-  std::vector<int32_t> in = {1, 2, 3, 4};
-  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s2), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("aclrtMemcpyAsync", "stream belongs to device 2", "dst on device 0");
+  DeviceMem a(0, 16), c(2, 16);
+  std::vector<int32_t> in = {1, 2, 3, 4}, out(4, 0);
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s2), ACL_ERROR_RT_STREAM_CONTEXT);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "belongs to device 2", "current device is 0");
   CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s0), ACL_SUCCESS);
   CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtSynchronizeStream(s0), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpy(out.data(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  CHECK_VALUES(out, 1, 2, 3, 4);
+  // A stream of the current device copying another device's memory (the
+  // driver decides; 107000 here).
+  CHECK_EQ(aclrtMemcpyAsync(c.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s0), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "stream belongs to device 0", "dst on device 2");
   CHECK_EQ(aclrtDestroyStream(s0), ACL_SUCCESS);
-  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s0), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("not a live stream");
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s0), ACL_ERROR_RT_INVALID_HANDLE);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "not a live stream");
+  setDevice(2);
   CHECK_EQ(aclrtDestroyStream(s2), ACL_SUCCESS);
-  aclError rc = ACL_SUCCESS;
-  onFreshThread([&] { rc = aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr); });
-  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
 }
 
+// With device or pinned memory on both sides the async copy corrects the
+// kind silently; with pageable host memory on a side the kind must fit.
+TEST(memcpy_async_corrects_kinds_of_known_memory) {
+  setDevice(1);
+  DeviceMem a(1, 16), b(1, 16);
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 16), ACL_SUCCESS);
+  std::vector<int32_t> in = {3, 1, 4, 1}, out(4, 0);
+  std::memcpy(pinned, in.data(), 16);
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, pinned, 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemcpyAsync(b.get(), 16, a.get(), 16, ACL_MEMCPY_HOST_TO_HOST, nullptr), ACL_SUCCESS);
+  std::memset(pinned, 0, 16);
+  CHECK_EQ(aclrtMemcpyAsync(pinned, 16, b.get(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr), ACL_SUCCESS);
+  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  std::memcpy(out.data(), pinned, 16);
+  CHECK_VALUES(out, 3, 1, 4, 1);
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+}
+
+TEST(memcpy_async_checks_kinds_of_pageable_memory) {
+  setDevice(1);
+  DeviceMem a(1, 16);
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 16), ACL_SUCCESS);
+  std::vector<int32_t> in = {2, 7, 1, 8}, out(4, 0), other(4, 0);
+  // pageable -> device: HOST_TO_DEVICE or DEVICE_TO_DEVICE (or DEFAULT).
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr),
+           ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "ACL_MEMCPY_DEVICE_TO_HOST", "pageable host memory");
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_HOST, nullptr),
+           ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtMemcpyAsync(a.get(), 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE, nullptr), ACL_SUCCESS);
+  // device -> pageable: DEVICE_TO_HOST or DEVICE_TO_DEVICE.
+  CHECK_EQ(aclrtMemcpyAsync(out.data(), 16, a.get(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr),
+           ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "ACL_MEMCPY_HOST_TO_DEVICE");
+  CHECK_EQ(aclrtMemcpyAsync(out.data(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr), ACL_SUCCESS);
+  CHECK_VALUES(out, 2, 7, 1, 8);
+  // pinned -> pageable: HOST_TO_HOST or HOST_TO_DEVICE; pageable -> pinned:
+  // HOST_TO_HOST or DEVICE_TO_HOST.
+  CHECK_EQ(aclrtMemcpyAsync(out.data(), 16, pinned, 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr),
+           ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_EQ(aclrtMemcpyAsync(pinned, 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE, nullptr),
+           ACL_ERROR_RT_PARAM_INVALID);
+  // Host to host, whatever the kind, cannot be asynchronous (207000).
+  CHECK_EQ(aclrtMemcpyAsync(other.data(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_HOST, nullptr),
+           ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  CHECK_ERR_HAS("aclrtMemcpyAsync", "host-to-host");
+  CHECK_EQ(aclrtMemcpyAsync(out.data(), 16, pinned, 16, ACL_MEMCPY_DEFAULT, nullptr), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  CHECK_EQ(aclrtMemcpyAsync(pinned, 16, in.data(), 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr),
+           ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+}
+
+// count 0 succeeds first; then null (100000), no device (107002), count
+// beyond maxCount and overruns (107000: the driver decides). Device memory
+// and pinned host memory can be set; pageable host memory cannot.
 TEST(memset_fills_device_memory) {
   DeviceMem a(1, 16);
+  setDevice(1);
   CHECK_EQ(aclrtMemset(a.get(), 16, 0xAB, 16), ACL_SUCCESS);
   std::vector<uint8_t> out(16, 0);
   CHECK_EQ(aclrtMemcpy(out.data(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
   CHECK_EQ(str(out), str(std::vector<uint8_t>(16, 0xAB)));
-  CHECK_EQ(aclrtMemset(a.get(), 8, 0, 16), ACL_ERROR_INVALID_PARAM);
-  CHECK_EQ(aclrtMemset(static_cast<char*>(a.get()) + 8, 16, 0, 16), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtMemset(a.get(), 8, 0, 16), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemset", "count 16", "maxCount 8");
+  CHECK_EQ(aclrtMemset(static_cast<char*>(a.get()) + 8, 16, 0, 16), ACL_ERROR_RT_PARAM_INVALID);
   CHECK_ERR_HAS("aclrtMemset", "overrun");
-  CHECK_EQ(aclrtMemset(out.data(), 16, 0, 16), ACL_ERROR_INVALID_PARAM);
-  CHECK_ERR_HAS("not device memory");
+  CHECK_EQ(aclrtMemset(out.data(), 16, 0, 16), ACL_ERROR_RT_PARAM_INVALID);
+  CHECK_ERR_HAS("aclrtMemset", "pageable host memory");
+  CHECK_EQ(aclrtMemset(nullptr, 16, 0, 16), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMemset", "nullptr");
+  void* pinned = nullptr;
+  CHECK_EQ(aclrtMallocHost(&pinned, 16), ACL_SUCCESS);
+  CHECK_EQ(aclrtMemset(pinned, 16, 0x5A, 16), ACL_SUCCESS);
+  CHECK_EQ(static_cast<uint8_t*>(pinned)[15], 0x5A);
+  CHECK_EQ(aclrtFreeHost(pinned), ACL_SUCCESS);
+  aclError rc = ACL_SUCCESS;
+  onFreshThread([&] { rc = aclrtMemset(a.get(), 16, 0, 16); });
+  CHECK_EQ(rc, ACL_ERROR_RT_CONTEXT_NULL);
 }
 
 // ---- operator arguments ---------------------------------------------------------
@@ -743,7 +1476,7 @@ TEST(launch_rejects_tensors_of_another_device) {
   fsimResetStats();
   const int64_t executors = stat("live_executors");
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_RUNTIME_ERROR);
-  CHECK_EQ(std::string(aclGetRecentErrMsg()),
+  CHECK_EQ(lastError(),
            "aclnnAdd: argument 'self' lives on device 0 but the launch runs on device 1 "
            "(current device 1, stream of device 1)");
   CHECK_VALUES(out.read<float>(), -1, -1, -1);  // the kernel did not run
@@ -778,6 +1511,7 @@ TEST(launch_rejects_stream_of_another_device) {
   CHECK_EQ(aclrtCreateStream(&s0), ACL_SUCCESS);
   CHECK_EQ(add(self, other, 1.0f, out, s0), ACLNN_SUCCESS);
   CHECK_EQ(aclrtDestroyStream(s0), ACL_SUCCESS);
+  setDevice(2);  // a stream is destroyed from its own device
   CHECK_EQ(aclrtDestroyStream(s2), ACL_SUCCESS);
 }
 
@@ -815,7 +1549,7 @@ TEST(launch_rejects_thread_without_device) {
     aclOpExecutor* e = nullptr;
     if (aclnnAddGetWorkspaceSize(self.get(), other.get(), one.get(), out.get(), &ws, &e) != ACLNN_SUCCESS) return;
     rc = aclnnAdd(workspace.get(), ws, e, nullptr);
-    message = aclGetRecentErrMsg();
+    message = lastError();
   });
   CHECK_EQ(rc, ACLNN_ERR_RUNTIME_ERROR);
   CHECK(message.find("no current device") != std::string::npos);
@@ -1012,7 +1746,7 @@ TEST(phase1_reports_bad_arguments) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   CHECK_EQ(aclnnAddGetWorkspaceSize(nullptr, self.get(), one.get(), out.get(), &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
-  CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: argument 'self' is nullptr");
+  CHECK_EQ(lastError(), "aclnnAdd: argument 'self' is nullptr");
   CHECK(e == nullptr);
   CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), self.get(), nullptr, out.get(), &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
   CHECK_ERR_HAS("'alpha'");
@@ -1046,7 +1780,7 @@ TEST(kernel_errors_become_inner_errors) {
   DevTensor self(0, {2, 3}), other(0, {4}), out(0, {2, 3});
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
   CHECK_ERR_HAS("aclnnAdd: kernel failed", "size");
-  CHECK(std::string(aclGetRecentErrMsg()).find("Exception raised from") == std::string::npos);
+  CHECK(lastError().find("Exception raised from") == std::string::npos);
 }
 
 TEST(faults_are_injected_and_leak_nothing) {
@@ -1061,14 +1795,14 @@ TEST(faults_are_injected_and_leak_nothing) {
     aclOpExecutor* e = nullptr;
     fsimInjectFault("aclnnAdd", 1, 1);
     CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), other.get(), one.get(), out.get(), &ws, &e), ACLNN_ERR_INNER);
-    CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: injected fault at phase 1");
+    CHECK_EQ(lastError(), "aclnnAdd: injected fault at phase 1");
     CHECK(e == nullptr);
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);  // count 1: used up
 
     fsimInjectFault("aclnnAdd", 2, 2);
     out.write<float>({0, 0, 0});
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
-    CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: injected fault at phase 2");
+    CHECK_EQ(lastError(), "aclnnAdd: injected fault at phase 2");
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
     CHECK_VALUES(out.read<float>(), 0, 0, 0);
     CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);
@@ -1142,19 +1876,64 @@ ENV_TEST(env_invalid_devices) {
   CHECK_EQ(fsimDeviceCount(), -1);
   CHECK_ERR_HAS("fsimDeviceCount", "FLAGOS_SIM_DEVICES='" + value + "'", "1..16");
   uint32_t n = 0;
-  CHECK_EQ(aclrtGetDeviceCount(&n), ACL_ERROR_INVALID_PARAM);
+  CHECK_EQ(aclrtGetDeviceCount(&n), ACL_ERROR_RT_NO_DEVICE);  // as CANN with a bad ASCEND_RT_VISIBLE_DEVICES
   CHECK_ERR_HAS("aclrtGetDeviceCount", "FLAGOS_SIM_DEVICES='" + value + "'");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
-  CHECK(aclrtSetDevice(0) != ACL_SUCCESS);
+  std::printf("MESSAGE %s\n", lastError().c_str());
+  CHECK_EQ(aclrtSetDevice(0), ACL_ERROR_RT_NO_DEVICE);
   CHECK_ERR_HAS("aclrtSetDevice", "FLAGOS_SIM_DEVICES");
+  int64_t value64 = 0;
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &value64), ACL_ERROR_RT_NO_DEVICE);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "FLAGOS_SIM_DEVICES");
   std::printf("STATS %s\n", fsimStatsJson());
 }
 
 ENV_TEST(env_two_devices) {
   CHECK_EQ(fsimDeviceCount(), 2);
   setDevice(1);
-  CHECK_EQ(aclrtSetDevice(2), ACL_ERROR_INVALID_DEVICE);
+  CHECK_EQ(aclrtSetDevice(2), ACL_ERROR_RT_INVALID_DEVICEID);
   CHECK_ERR_HAS("device 2", "0..1");
+}
+
+// FLAGOS_SIM_DEVICE_MEMORY=1M: each device has 1 MiB.
+ENV_TEST(env_small_device_memory) {
+  setDevice(0);
+  size_t free = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
+  CHECK_EQ(total, size_t{1} << 20);
+  CHECK_EQ(free, total);
+  int64_t reported = 0;
+  CHECK_EQ(aclrtGetDeviceInfo(1, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &reported), ACL_SUCCESS);
+  CHECK_EQ(reported, int64_t{1} << 20);
+  void* a = nullptr;
+  void* b = nullptr;
+  CHECK_EQ(aclrtMalloc(&a, (size_t{1} << 20) - 32, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);  // all of it
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS);
+  CHECK_EQ(free, 0u);
+  CHECK_EQ(aclrtMalloc(&b, 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  CHECK_ERR_HAS("aclrtMalloc", "out of memory on device 0", "0 of 1048576 bytes free");
+  std::printf("MESSAGE %s\n", lastError().c_str());
+  setDevice(1);
+  CHECK_EQ(aclrtMalloc(&b, 1000, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(b), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(a), ACL_SUCCESS);
+  setDevice(0);
+  CHECK_EQ(aclrtMalloc(&b, 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_EQ(aclrtFree(b), ACL_SUCCESS);
+}
+
+ENV_TEST(env_invalid_device_memory) {
+  setDevice(0);
+  void* p = nullptr;
+  CHECK_EQ(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtMalloc", "FLAGOS_SIM_DEVICE_MEMORY='");
+  std::printf("MESSAGE %s\n", lastError().c_str());
+  size_t free = 0, total = 0;
+  CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetMemInfo", "FLAGOS_SIM_DEVICE_MEMORY='");
+  int64_t value = 0;
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &value), ACL_ERROR_INVALID_PARAM);
+  CHECK_ERR_HAS("aclrtGetDeviceInfo", "FLAGOS_SIM_DEVICE_MEMORY='");
+  CHECK_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_SUCCESS);  // unaffected
 }
 
 // Reads device memory from host code: fine without protect mode, SIGSEGV with it.
@@ -1175,7 +1954,7 @@ ENV_TEST(env_invalid_protect) {
   void* p = nullptr;
   CHECK_EQ(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
   CHECK_ERR_HAS("aclrtMalloc", "FLAGOS_SIM_PROTECT='", "must be 0 or 1");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
 }
 
 ENV_TEST(env_mismatch_nan) {
@@ -1193,7 +1972,7 @@ ENV_TEST(env_invalid_mismatch) {
   DevTensor self(0, {2}), other(0, {2}), out(0, {2});
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_RUNTIME_ERROR);  // even a matching launch
   CHECK_ERR_HAS("aclnnAdd", "FLAGOS_SIM_ON_MISMATCH='", "'error' or 'nan'");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
   fsimSetMismatchMode(FSIM_MISMATCH_ERROR);  // an explicit choice overrides the variable
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);
 }
@@ -1203,13 +1982,13 @@ ENV_TEST(env_faults) {
   setDevice(0);
   DevTensor self(0, {2}), other(0, {2}), out(0, {2});
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_ERR_INNER);
-  CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnAdd: injected fault at phase 2");
+  CHECK_EQ(lastError(), "aclnnAdd: injected fault at phase 2");
   CHECK_EQ(add(self, other, 1.0f, out), ACLNN_SUCCESS);
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   for (int i = 0; i < 3; ++i) {
     CHECK_EQ(aclnnCastGetWorkspaceSize(self.get(), ACL_FLOAT, out.get(), &ws, &e), ACLNN_ERR_INNER);
-    CHECK_EQ(std::string(aclGetRecentErrMsg()), "aclnnCast: injected fault at phase 1");
+    CHECK_EQ(lastError(), "aclnnCast: injected fault at phase 1");
   }
   CHECK_EQ(aclnnCastGetWorkspaceSize(self.get(), ACL_FLOAT, out.get(), &ws, &e), ACLNN_SUCCESS);
   CHECK_EQ(launch(aclnnCast, ws, e), ACLNN_SUCCESS);
@@ -1224,7 +2003,7 @@ ENV_TEST(env_invalid_faults) {
   CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), other.get(), one.get(), out.get(), &ws, &e),
            ACLNN_ERR_PARAM_INVALID);
   CHECK_ERR_HAS("aclnnAdd", "FLAGOS_SIM_FAULT='", "op:phase[:count]");
-  std::printf("MESSAGE %s\n", aclGetRecentErrMsg());
+  std::printf("MESSAGE %s\n", lastError().c_str());
 }
 
 // A fixed sequence whose counters test_sim_runtime.py checks in the JSON.

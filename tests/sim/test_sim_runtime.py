@@ -102,6 +102,29 @@ def test_default_cases_need_four_devices():
     assert "at least 4" in result.stdout
 
 
+# ---- device memory ----
+
+def test_device_memory_from_environment():
+    result = run("env_small_device_memory", FLAGOS_SIM_DEVICE_MEMORY="1M")
+    assert_passed(result)
+    assert line_with("MESSAGE ", result.stdout) == (
+        "aclrtMalloc: out of memory on device 0: 1 bytes requested (64 with the runtime's rounding), "
+        "0 of 1048576 bytes free"
+    )
+    assert_passed(run("env_small_device_memory", FLAGOS_SIM_DEVICE_MEMORY="1048576"))
+    assert_passed(run("env_small_device_memory", FLAGOS_SIM_DEVICE_MEMORY="1024K"))
+
+
+@pytest.mark.parametrize("value", ["", "0", "abc", "16GB", "2T", "-1", " 1M", "1.5G"])
+def test_invalid_device_memory_fails_clearly(value):
+    result = run("env_invalid_device_memory", FLAGOS_SIM_DEVICE_MEMORY=value)
+    assert_passed(result)
+    assert line_with("MESSAGE ", result.stdout) == (
+        f"aclrtMalloc: FLAGOS_SIM_DEVICE_MEMORY='{value}' is not a byte count from 1 to 1T "
+        "(digits, optionally followed by K, M, G or T)"
+    )
+
+
 # ---- protect mode ----
 
 def test_host_read_of_device_memory_crashes_in_protect_mode():
@@ -166,6 +189,8 @@ def test_stats_json_counts_a_known_scenario():
         "mismatched_launches": 1,
         "live_allocations": {"0": 3, "1": 2, "2": 0, "3": 0},
         "live_bytes": {"0": 36, "1": 32, "2": 0, "3": 0},
+        "live_pinned_allocations": 0,
+        "live_pinned_bytes": 0,
         "op_launches": {"aclnnAdd": 1, "aclnnCast": 1},
         "peer_copies": 1,
         "live_executors": 0,

@@ -19,20 +19,30 @@ aclError aclrtSetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t* deviceId);
 aclError aclrtGetDeviceCount(uint32_t* count);
 aclError aclrtResetDevice(int32_t deviceId);
+aclError aclrtResetDeviceForce(int32_t deviceId);
 aclError aclrtSynchronizeDevice(void);
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value);
+const char* aclrtGetSocName(void);
 
 aclError aclrtCreateStream(aclrtStream* stream);
 aclError aclrtDestroyStream(aclrtStream stream);
 aclError aclrtSynchronizeStream(aclrtStream stream);
 
 aclError aclrtCreateEvent(aclrtEvent* event);
+aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag);
 aclError aclrtDestroyEvent(aclrtEvent event);
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 aclError aclrtSynchronizeEvent(aclrtEvent event);
+// Deprecated in CANN in favour of aclrtQueryEventStatus, but still exported.
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status);
+aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent);
 
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void* devPtr);
+aclError aclrtMallocHost(void** hostPtr, size_t size);
+aclError aclrtFreeHost(void* hostPtr);
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total);
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count);
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
                      aclrtMemcpyKind kind);

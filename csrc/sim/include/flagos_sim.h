@@ -27,6 +27,7 @@ fsimMismatchMode fsimGetMismatchMode(void);
 // {"set_device_calls": N, "launches": {"0": N, ...}, "rejected_launches": N,
 //  "mismatched_launches": N,
 //  "live_allocations": {"0": N, ...}, "live_bytes": {"0": N, ...},
+//  "live_pinned_allocations": N, "live_pinned_bytes": N,
 //  "op_launches": {"aclnnAdd": N, ...}, "peer_copies": N,
 //  "live_executors": N, "live_arguments": N}
 // Per-device maps list every device 0..N-1. set_device_calls counts every
@@ -34,7 +35,8 @@ fsimMismatchMode fsimGetMismatchMode(void);
 // op_launches count launches whose kernel ran; rejected_launches counts
 // launches that returned an error from validation; mismatched_launches counts
 // device mismatches in either mode; live_executors and live_arguments
-// (aclCreate* objects) expose leaks.
+// (aclCreate* objects) expose leaks, like the live_* memory counters
+// (live_pinned_*: aclrtMallocHost blocks; bytes are the requested sizes).
 const char* fsimStatsJson(void);
 void fsimResetStats(void);  // zeroes event counters, not live counts
 
@@ -45,10 +47,10 @@ void fsimInjectFault(const char* op, int32_t phase, int32_t count);
 void fsimClearFaults(void);
 
 // The device that owns a device pointer (any address inside an allocation),
-// or -1 for memory the runtime did not allocate.
+// or -1 for any other memory (pinned host memory included).
 int32_t fsimPointerDevice(const void* ptr);
 // The device a stream belongs to; nullptr means the current device's
-// default stream.
+// default stream. -1 (message set) for a handle that is not a live stream.
 int32_t fsimStreamDevice(void* stream);
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
-// Environment configuration, error messages, mismatch mode and fault
-// injection. Each variable is read once, on first use; an invalid value is
-// remembered and reported by every call that depends on it, never ignored.
+// Environment configuration, error messages, devices (current device and
+// reference counts), mismatch mode and fault injection. Each variable is read
+// once, on first use; an invalid value is remembered and reported by every
+// call that depends on it, never ignored.
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
@@ -10,7 +11,11 @@
 namespace fsim {
 namespace {
 
-thread_local std::string tLastError;
+// The calling thread's error message, kept until aclGetRecentErrMsg reads it.
+thread_local std::string tPendingError;
+thread_local bool tHasPendingError = false;
+// What aclGetRecentErrMsg returned last: valid until its next call.
+thread_local std::string tReturnedError;
 
 std::optional<int> parseInt(std::string_view s) {
   int value = 0;
@@ -57,6 +62,50 @@ const ProtectConfig& protectConfig() {
         c.on = true;
       } else if (v != "0") {
         c.error = cat("FLAGOS_SIM_PROTECT='", env, "' must be 0 or 1");
+      }
+    }
+    return c;
+  }());
+  return *config;
+}
+
+// Upper bound of FLAGOS_SIM_DEVICE_MEMORY.
+constexpr uint64_t kMaxDeviceMemory = uint64_t{1} << 40;
+
+struct MemoryConfig {
+  uint64_t bytes = uint64_t{16} << 30;  // 16 GiB per device
+  std::string error;
+};
+
+// A byte count with an optional binary suffix: "17179869184", "16G", "512M".
+std::optional<uint64_t> parseBytes(std::string_view s) {
+  uint64_t scale = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K': scale = uint64_t{1} << 10; break;
+      case 'M': scale = uint64_t{1} << 20; break;
+      case 'G': scale = uint64_t{1} << 30; break;
+      case 'T': scale = uint64_t{1} << 40; break;
+      default: break;
+    }
+    if (scale != 1) s.remove_suffix(1);
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value == 0 || value > kMaxDeviceMemory / scale)
+    return std::nullopt;
+  return value * scale;
+}
+
+const MemoryConfig& memoryConfig() {
+  static const MemoryConfig* config = new MemoryConfig([] {
+    MemoryConfig c;
+    if (const char* env = std::getenv("FLAGOS_SIM_DEVICE_MEMORY")) {
+      if (std::optional<uint64_t> bytes = parseBytes(env)) {
+        c.bytes = *bytes;
+      } else {
+        c.error = cat("FLAGOS_SIM_DEVICE_MEMORY='", env,
+                      "' is not a byte count from 1 to 1T (digits, optionally followed by K, M, G or T)");
       }
     }
     return c;
@@ -132,11 +181,47 @@ Faults& faults() {
   return *f;
 }
 
+// Devices are shared by the process, like CANN's primary contexts: every
+// aclrtSetDevice takes a reference on its device, every aclrtResetDevice
+// drops one, and the device is torn down when none is left. A teardown bumps
+// the device's generation, which invalidates every thread's claim to it.
+struct DeviceState {
+  std::mutex mutex;
+  std::array<uint64_t, kMaxDevices> refs{};
+  std::array<std::atomic<uint64_t>, kMaxDevices> generation{};
+};
+
+DeviceState& deviceState() {
+  static DeviceState* state = new DeviceState;  // leaked: threads may use it during exit
+  return *state;
+}
+
 thread_local int tCurrentDevice = -1;
+thread_local uint64_t tCurrentGeneration = 0;
+
+// Requires the device mutex. Releases the device's streams, and the calling
+// thread loses its current device whatever it was, as in CANN.
+void tearDown(DeviceState& state, int device) {
+  state.refs[device] = 0;
+  state.generation[device]++;
+  releaseDeviceStreams(device);
+  tCurrentDevice = -1;
+}
+
+// The simulated SoC: an Ascend 910B3 (CANN's platform_config/Ascend910B3.ini),
+// except for its memory, which FLAGOS_SIM_DEVICE_MEMORY sets.
+constexpr const char* kSocName = "Ascend910B3";
+constexpr int64_t kAiCoreCount = 20;
+constexpr int64_t kCubeCoreCount = 20;
+constexpr int64_t kVectorCoreCount = 40;
+constexpr int64_t kL2CacheBytes = 192LL << 20;
 
 }  // namespace
 
-void setError(std::string message) { tLastError = std::move(message); }
+void setError(std::string message) {
+  tPendingError = std::move(message);
+  tHasPendingError = true;
+}
 
 int deviceCount(const char* fn) {
   const DeviceConfig& c = deviceConfig();
@@ -144,23 +229,38 @@ int deviceCount(const char* fn) {
   return c.count;
 }
 
+// Like CANN with an invalid ASCEND_RT_VISIBLE_DEVICES, an invalid device
+// count means no device at all.
 aclError checkDevice(const char* fn, int32_t id) {
   int n = deviceCount(fn);
-  if (n < 0) return ACL_ERROR_INVALID_PARAM;
+  if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
   if (id < 0 || id >= n)
-    return fail(ACL_ERROR_INVALID_DEVICE, fn, ": device ", id, " is out of range; valid devices are 0..",
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, fn, ": device ", id, " is out of range; valid devices are 0..",
                 n - 1, " (FLAGOS_SIM_DEVICES=", n, ")");
   return ACL_SUCCESS;
 }
 
-int currentDevice() { return tCurrentDevice; }
+int currentDevice() {
+  const int device = tCurrentDevice;
+  if (device >= 0 && deviceState().generation[device].load() != tCurrentGeneration) tCurrentDevice = -1;
+  return tCurrentDevice;
+}
 
 aclError requireCurrentDevice(const char* fn, int* device) {
-  if (tCurrentDevice < 0)
+  if (currentDevice() < 0)
     return fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
                 ": the calling thread has no current device (call aclrtSetDevice first)");
   *device = tCurrentDevice;
   return ACL_SUCCESS;
+}
+
+std::optional<uint64_t> deviceMemory(const char* fn) {
+  const MemoryConfig& c = memoryConfig();
+  if (!c.error.empty()) {
+    setError(cat(fn, ": ", c.error));
+    return std::nullopt;
+  }
+  return c.bytes;
 }
 
 std::optional<bool> protectMode(const char* fn) {
@@ -247,7 +347,15 @@ using namespace fsim;
 
 extern "C" {
 
-const char* aclGetRecentErrMsg(void) { return tLastError.c_str(); }
+// Per thread: returns the message of the thread's latest failed call and
+// clears it; nullptr when there is none (or it was read already).
+const char* aclGetRecentErrMsg(void) {
+  if (!tHasPendingError) return nullptr;
+  tReturnedError = std::move(tPendingError);
+  tPendingError.clear();
+  tHasPendingError = false;
+  return tReturnedError.c_str();
+}
 
 int32_t fsimDeviceCount(void) { return deviceCount("fsimDeviceCount"); }
 
@@ -293,14 +401,20 @@ aclError aclFinalize(void) { return ACL_SUCCESS; }
 aclError aclrtSetDevice(int32_t deviceId) {
   counters().setDeviceCalls++;
   if (aclError e = checkDevice("aclrtSetDevice", deviceId)) return e;
+  DeviceState& state = deviceState();
+  std::lock_guard lock(state.mutex);
+  state.refs[deviceId]++;
   tCurrentDevice = deviceId;
+  tCurrentGeneration = state.generation[deviceId].load();
   return ACL_SUCCESS;
 }
 
+// CANN's "no current device" is a normal state for aclrtGetDevice: it
+// returns ACL_ERROR_RT_CONTEXT_NULL without reporting an error message.
 aclError aclrtGetDevice(int32_t* deviceId) {
   if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is nullptr");
-  int device = -1;
-  if (aclError e = requireCurrentDevice("aclrtGetDevice", &device)) return e;
+  const int device = currentDevice();
+  if (device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
   *deviceId = device;
   return ACL_SUCCESS;
 }
@@ -308,14 +422,70 @@ aclError aclrtGetDevice(int32_t* deviceId) {
 aclError aclrtGetDeviceCount(uint32_t* count) {
   if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is nullptr");
   int n = deviceCount("aclrtGetDeviceCount");
-  if (n < 0) return ACL_ERROR_INVALID_PARAM;
+  if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
   *count = static_cast<uint32_t>(n);
   return ACL_SUCCESS;
 }
 
-// Simulated devices hold no per-device context to tear down: allocations and
-// streams stay valid until freed/destroyed, so a reset only validates.
-aclError aclrtResetDevice(int32_t deviceId) { return checkDevice("aclrtResetDevice", deviceId); }
+// Drops one reference; the last one tears the device down (its streams) and
+// leaves the calling thread without a current device. Allocations and
+// events stay valid.
+aclError aclrtResetDevice(int32_t deviceId) {
+  const char* fn = "aclrtResetDevice";
+  if (aclError e = checkDevice(fn, deviceId)) return e;
+  DeviceState& state = deviceState();
+  std::lock_guard lock(state.mutex);
+  if (state.refs[deviceId] == 0)
+    return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, fn, ": device ", deviceId,
+                " has not been set, or has been reset as many times as it was set");
+  if (--state.refs[deviceId] == 0) tearDown(state, deviceId);
+  return ACL_SUCCESS;
+}
+
+// Drops every reference at once.
+aclError aclrtResetDeviceForce(int32_t deviceId) {
+  const char* fn = "aclrtResetDeviceForce";
+  if (aclError e = checkDevice(fn, deviceId)) return e;
+  DeviceState& state = deviceState();
+  std::lock_guard lock(state.mutex);
+  if (state.refs[deviceId] == 0)
+    return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, fn, ": device ", deviceId,
+                " has not been set, or has been reset already");
+  tearDown(state, deviceId);
+  return ACL_SUCCESS;
+}
+
+// Needs no current device. Attributes the simulator does not model fail
+// like attributes CANN does not know.
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value) {
+  const char* fn = "aclrtGetDeviceInfo";
+  if (value == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": value is nullptr");
+  const int n = deviceCount(fn);
+  if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
+  if (deviceId >= static_cast<uint32_t>(n))
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": device ", deviceId, " is out of range; valid devices are 0..",
+                n - 1);
+  switch (attr) {
+    case ACL_DEV_ATTR_AICORE_CORE_NUM: *value = kAiCoreCount; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_CUBE_CORE_NUM: *value = kCubeCoreCount; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_VECTOR_CORE_NUM: *value = kVectorCoreCount; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_L2_CACHE_SIZE: *value = kL2CacheBytes; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_PHY_CHIP_ID: *value = deviceId; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_IS_VIRTUAL: *value = 0; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE: {
+      std::optional<uint64_t> bytes = deviceMemory(fn);
+      if (!bytes) return ACL_ERROR_INVALID_PARAM;
+      *value = static_cast<int64_t>(*bytes);
+      return ACL_SUCCESS;
+    }
+    default:
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": attr ", static_cast<int>(attr),
+                  " is not an aclrtDevAttr the simulator answers (AICORE_CORE_NUM, CUBE_CORE_NUM, VECTOR_CORE_NUM, "
+                  "TOTAL_GLOBAL_MEM_SIZE, L2_CACHE_SIZE, PHY_CHIP_ID, IS_VIRTUAL)");
+  }
+}
+
+const char* aclrtGetSocName(void) { return kSocName; }
 
 // Work runs synchronously at enqueue time (see streams.cc), so once a device
 // is current there is nothing left to wait for.

@@ -1,10 +1,18 @@
-// Simulated device memory: a registry of mmap'ed allocations that remembers
-// each one's device, copies checked against what the pointers really are,
+// Simulated memory: a registry of mmap'ed device allocations that remembers
+// each one's device, pinned host memory (aclrtMallocHost) told apart from
+// pageable host memory, copies checked against what the pointers really are,
 // peer access, and protect mode (FLAGOS_SIM_PROTECT=1: device memory stays
 // PROT_NONE except inside the runtime's own operations).
+//
+// Where CANN's open code decides, the checks and codes are CANN's. Where
+// CANN's closed driver decides (bad frees, a sync copy whose kind does not
+// match its pointers, copies between devices without peer access, memset
+// bounds), the simulator rejects with ACL_ERROR_RT_PARAM_INVALID, the code
+// CANN maps the driver's "invalid value" to (docs/cann-fidelity-runtime.md).
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime.h"
@@ -12,28 +20,39 @@
 namespace fsim {
 namespace {
 
+// CANN (910B) rounds every aclrtMalloc up to 32 bytes and pads it with 32
+// more: what an allocation takes from the device's memory.
+constexpr size_t kAllocAlign = 32;
+constexpr size_t kAllocPadding = 32;
+
+size_t devicePortion(size_t size) { return (size + kAllocAlign - 1) / kAllocAlign * kAllocAlign + kAllocPadding; }
+
 struct Allocation {
   size_t size = 0;    // requested
   size_t mapped = 0;  // rounded up to pages
-  int device = -1;
+  int device = -1;    // -1: pinned host memory
   uint64_t id = 0;
   int grants = 0;  // open AccessGrant scopes
 };
 
 struct Registry {
   std::mutex mutex;
-  std::map<uintptr_t, Allocation> allocs;  // by base address
+  std::map<uintptr_t, Allocation> allocs;  // device memory, by base address
+  std::map<uintptr_t, Allocation> pinned;  // aclrtMallocHost blocks, by base address
   uint64_t nextId = 1;
   std::array<uint64_t, kMaxDevices> liveCount{};
   std::array<uint64_t, kMaxDevices> liveBytes{};
+  std::array<uint64_t, kMaxDevices> usedBytes{};  // devicePortion of each live allocation
+  uint64_t pinnedCount = 0;
+  uint64_t pinnedBytes = 0;
   std::atomic<bool> protect{false};  // FLAGOS_SIM_PROTECT, as seen by aclrtMalloc
 
-  // Requires the mutex.
-  std::map<uintptr_t, Allocation>::iterator find(uintptr_t p) {
-    auto it = allocs.upper_bound(p);
-    if (it == allocs.begin()) return allocs.end();
+  // The block of `map` holding address `p`. Requires the mutex.
+  static std::map<uintptr_t, Allocation>::iterator find(std::map<uintptr_t, Allocation>& map, uintptr_t p) {
+    auto it = map.upper_bound(p);
+    if (it == map.begin()) return map.end();
     --it;
-    return p - it->first < it->second.size ? it : allocs.end();
+    return p - it->first < it->second.size ? it : map.end();
   }
 };
 
@@ -45,71 +64,157 @@ Registry& registry() {
 // Peer access is per unordered device pair.
 std::array<std::atomic<bool>, kMaxDevices * kMaxDevices> gPeer{};
 
+// What a pointer is, for copies and memset.
+enum class Place { Pageable, Pinned, Device };
+
+struct Endpoint {
+  Place place = Place::Pageable;
+  AllocInfo alloc;  // the block (device or pinned); empty for pageable memory
+
+  bool device() const { return place == Place::Device; }
+  bool host() const { return place != Place::Device; }
+};
+
+Endpoint locate(const void* p) {
+  Registry& r = registry();
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lock(r.mutex);
+  auto it = Registry::find(r.allocs, addr);
+  if (it != r.allocs.end())
+    return {Place::Device, AllocInfo{it->first, it->second.size, it->second.device, it->second.id}};
+  it = Registry::find(r.pinned, addr);
+  if (it != r.pinned.end()) return {Place::Pinned, AllocInfo{it->first, it->second.size, -1, it->second.id}};
+  return {};
+}
+
+std::string describe(const Endpoint& e) {
+  switch (e.place) {
+    case Place::Device: return cat("device memory (device ", e.alloc.device, ")");
+    case Place::Pinned: return "pinned host memory";
+    case Place::Pageable: break;
+  }
+  return "pageable host memory";
+}
+
 const char* kindName(aclrtMemcpyKind kind) {
   switch (kind) {
     case ACL_MEMCPY_HOST_TO_HOST: return "ACL_MEMCPY_HOST_TO_HOST";
     case ACL_MEMCPY_HOST_TO_DEVICE: return "ACL_MEMCPY_HOST_TO_DEVICE";
     case ACL_MEMCPY_DEVICE_TO_HOST: return "ACL_MEMCPY_DEVICE_TO_HOST";
     case ACL_MEMCPY_DEVICE_TO_DEVICE: return "ACL_MEMCPY_DEVICE_TO_DEVICE";
+    case ACL_MEMCPY_DEFAULT: return "ACL_MEMCPY_DEFAULT";
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: return "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE";
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: return "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE";
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: return "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE";
   }
   return "an unknown aclrtMemcpyKind";
 }
 
-std::string where(const std::optional<AllocInfo>& a) {
-  return a ? cat("device memory (device ", a->device, ")") : std::string("host memory");
-}
+// The direction of a copy: whether each side is device memory.
+struct Direction {
+  bool srcDevice = false;
+  bool dstDevice = false;
+  bool operator==(const Direction&) const = default;
+};
 
-// Checks one side of a copy: that it is device memory exactly when `kind`
-// says so, and that `count` bytes from `p` stay inside its allocation.
-aclError checkSide(const char* fn, const char* side, const void* p, size_t count, aclrtMemcpyKind kind,
-                   bool wantDevice, const std::optional<AllocInfo>& a) {
-  if (wantDevice != a.has_value())
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": kind ", kindName(kind), " needs ", side, " to be ",
-                wantDevice ? "device" : "host", " memory, but ", p, " is ", where(a));
-  if (a && !a->contains(reinterpret_cast<uintptr_t>(p), count))
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", count, " bytes at ", side, " ", p,
-                " overrun its allocation of ", a->size, " bytes at ", reinterpret_cast<void*>(a->base));
+constexpr Direction kH2H{false, false}, kH2D{false, true}, kD2H{true, false}, kD2D{true, true};
+
+// The kinds the copies accept (CANN's ACL layer rejects 6, 7 and anything
+// else with ACL_ERROR_INVALID_PARAM before the runtime sees them).
+aclError checkKind(const char* fn, aclrtMemcpyKind kind) {
+  if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": kind ", static_cast<int>(kind), " (", kindName(kind),
+                ") is not a kind aclrtMemcpy accepts (ACL_MEMCPY_HOST_TO_HOST..ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)");
   return ACL_SUCCESS;
 }
 
-aclError copy(const char* fn, void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
-              std::optional<aclrtStream> stream) {
-  if (dst == nullptr || src == nullptr)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", dst == nullptr ? "dst" : "src", " is nullptr");
-  if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEVICE_TO_DEVICE)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": kind ", static_cast<int>(kind), " is not an aclrtMemcpyKind");
-  if (count > destMax)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": count ", count, " exceeds destMax ", destMax);
-  std::optional<AllocInfo> d = findAlloc(dst);
-  std::optional<AllocInfo> s = findAlloc(src);
-  bool dstDevice = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
-  bool srcDevice = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
-  if (aclError e = checkSide(fn, "dst", dst, count, kind, dstDevice, d)) return e;
-  if (aclError e = checkSide(fn, "src", src, count, kind, srcDevice, s)) return e;
-  bool crossDevice = d && s && d->device != s->device;
-  if (crossDevice && !peerEnabled(s->device, d->device))
-    return fail(ACL_ERROR_RT_FAILURE, fn, ": device-to-device copy from device ", s->device, " to device ",
-                d->device, " needs peer access between devices ", s->device, " and ", d->device,
-                " (aclrtDeviceEnablePeerAccess)");
-  if (stream) {
-    std::optional<int> sd = streamDevice(*stream);
-    if (!sd) return fail(ACL_ERROR_INVALID_PARAM, fn, ": stream ", *stream, " is not a live stream");
-    if (*sd < 0)
-      return fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
-                  ": the default stream needs a current device (call aclrtSetDevice first)");
-    if ((d || s) && !(d && d->device == *sd) && !(s && s->device == *sd)) {
-      std::string sides = d && s ? cat("dst on device ", d->device, " and src on device ", s->device)
-                          : d    ? cat("dst on device ", d->device)
-                                 : cat("src on device ", s->device);
-      return fail(ACL_ERROR_INVALID_PARAM, fn, ": the stream belongs to device ", *sd, " but the copy has ", sides);
+// The direction an explicit kind names (HOST_TO_BUF_TO_DEVICE is a
+// host-to-device copy); ACL_MEMCPY_DEFAULT has none.
+std::optional<Direction> kindDirection(aclrtMemcpyKind kind) {
+  switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: return kH2H;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: return kH2D;
+    case ACL_MEMCPY_DEVICE_TO_HOST: return kD2H;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE: return kD2D;
+    default: return std::nullopt;
+  }
+}
+
+// The simulated driver's checks, shared by every copy: that the direction
+// the copy runs in matches the pointers, that each side stays inside its
+// block, and that a copy between two devices has peer access.
+aclError checkTransfer(const char* fn, aclrtMemcpyKind kind, Direction dir, void* dst, const Endpoint& d,
+                       const void* src, const Endpoint& s, size_t count) {
+  const struct {
+    const char* name;
+    const void* p;
+    const Endpoint& e;
+    bool wantDevice;
+  } sides[] = {{"dst", dst, d, dir.dstDevice}, {"src", src, s, dir.srcDevice}};
+  for (const auto& side : sides) {
+    if (side.wantDevice != side.e.device())
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": kind ", kindName(kind), " needs ", side.name, " to be ",
+                  side.wantDevice ? "device" : "host", " memory, but ", side.p, " is ", describe(side.e));
+  }
+  for (const auto& side : sides) {
+    if (side.e.place != Place::Pageable && !side.e.alloc.contains(reinterpret_cast<uintptr_t>(side.p), count))
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", count, " bytes at ", side.name, " ", side.p,
+                  " overrun its allocation of ", side.e.alloc.size, " bytes at ",
+                  reinterpret_cast<void*>(side.e.alloc.base));
+  }
+  if (d.device() && s.device() && d.alloc.device != s.alloc.device && !peerEnabled(s.alloc.device, d.alloc.device))
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": device-to-device copy from device ", s.alloc.device,
+                " to device ", d.alloc.device, " needs peer access between devices ", s.alloc.device, " and ",
+                d.alloc.device, " (aclrtDeviceEnablePeerAccess)");
+  return ACL_SUCCESS;
+}
+
+void transfer(void* dst, const Endpoint& d, const void* src, const Endpoint& s, size_t count) {
+  AccessGrant grant;
+  if (d.device()) grant.add(d.alloc);
+  if (s.device()) grant.add(s.alloc);
+  std::memmove(dst, src, count);
+  if (d.device() && s.device() && d.alloc.device != s.alloc.device) counters().peerCopies++;
+}
+
+// aclrtMemcpyAsync's location rule (CANN's runtime, with a driver that
+// reports user memory attributes): when both sides are runtime memory
+// (device or pinned) the kind is corrected to the real direction; when a side
+// is pageable host memory the kind must be one the pair allows, and DEFAULT
+// picks the pair's default.
+aclError asyncDirection(const char* fn, aclrtMemcpyKind kind, const void* dst, const Endpoint& d, const void* src,
+                        const Endpoint& s, Direction* dir) {
+  const Direction real{s.device(), d.device()};
+  if (kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE || (d.place != Place::Pageable && s.place != Place::Pageable)) {
+    *dir = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE ? kH2D : real;
+    return ACL_SUCCESS;
+  }
+  // (allowed kinds, default) per pair with a pageable side.
+  std::vector<Direction> allowed;
+  Direction fallback;
+  if (s.place == Place::Pageable && d.place == Place::Pageable) {
+    allowed = {kH2H, kH2D, kD2H, kD2D}, fallback = kH2H;
+  } else if (s.place == Place::Pageable) {
+    allowed = d.device() ? std::vector{kH2D, kD2D} : std::vector{kH2H, kD2H};
+    fallback = d.device() ? kH2D : kH2H;
+  } else {
+    allowed = s.device() ? std::vector{kD2H, kD2D} : std::vector{kH2H, kH2D};
+    fallback = s.device() ? kD2H : kH2H;
+  }
+  std::optional<Direction> named = kindDirection(kind);
+  if (!named) {
+    *dir = fallback;
+    return ACL_SUCCESS;
+  }
+  for (Direction a : allowed) {
+    if (a == *named) {
+      *dir = real;  // the copy itself goes where the pointers are
+      return ACL_SUCCESS;
     }
   }
-  AccessGrant grant;
-  if (d) grant.add(*d);
-  if (s) grant.add(*s);
-  std::memmove(dst, src, count);
-  if (crossDevice) counters().peerCopies++;
-  return ACL_SUCCESS;
+  return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": kind ", kindName(kind), " cannot copy from ", describe(s), " (",
+              src, ") to ", describe(d), " (", dst, ")");
 }
 
 }  // namespace
@@ -117,7 +222,7 @@ aclError copy(const char* fn, void* dst, size_t destMax, const void* src, size_t
 std::optional<AllocInfo> findAlloc(const void* p) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  auto it = r.find(reinterpret_cast<uintptr_t>(p));
+  auto it = Registry::find(r.allocs, reinterpret_cast<uintptr_t>(p));
   if (it == r.allocs.end()) return std::nullopt;
   return AllocInfo{it->first, it->second.size, it->second.device, it->second.id};
 }
@@ -153,30 +258,53 @@ void liveMemory(std::array<uint64_t, kMaxDevices>& count, std::array<uint64_t, k
   bytes = r.liveBytes;
 }
 
+void livePinnedMemory(uint64_t& count, uint64_t& bytes) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  count = r.pinnedCount;
+  bytes = r.pinnedBytes;
+}
+
 }  // namespace fsim
 
 using namespace fsim;
 
 extern "C" {
 
-aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+// Any policy value is accepted, as in CANN (unknown ones mean the default).
+// Pointers are page aligned (CANN documents 64 bytes).
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/) {
   const char* fn = "aclrtMalloc";
   if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, fn, ": size is 0");
-  if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": policy ", static_cast<int>(policy), " is not an aclrtMemMallocPolicy");
+  if (size > SIZE_MAX - kAllocAlign - kAllocPadding)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": size ", size, " overflows when rounded up");
   int device = -1;
   if (aclError e = requireCurrentDevice(fn, &device)) return e;
   std::optional<bool> protect = protectMode(fn);
   if (!protect) return ACL_ERROR_INVALID_PARAM;
-  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  if (size > SIZE_MAX - page) return fail(ACL_ERROR_BAD_ALLOC, fn, ": cannot allocate ", size, " bytes");
-  size_t mapped = (size + page - 1) / page * page;
-  void* p = mmap(nullptr, mapped, *protect ? PROT_NONE : PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return fail(ACL_ERROR_BAD_ALLOC, fn, ": cannot allocate ", size, " bytes on device ", device);
+  std::optional<uint64_t> total = deviceMemory(fn);
+  if (!total) return ACL_ERROR_INVALID_PARAM;
+  const size_t portion = devicePortion(size);
   Registry& r = registry();
+  {
+    std::lock_guard lock(r.mutex);
+    const uint64_t free = *total - std::min<uint64_t>(r.usedBytes[device], *total);
+    if (portion > free)
+      return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": out of memory on device ", device, ": ", size,
+                  " bytes requested (", portion, " with the runtime's rounding), ", free, " of ", *total,
+                  " bytes free");
+    r.usedBytes[device] += portion;  // reserved before mapping, so concurrent calls cannot overdraw
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t mapped = (size + page - 1) / page * page;
+  void* p = mmap(nullptr, mapped, *protect ? PROT_NONE : PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   std::lock_guard lock(r.mutex);
+  if (p == MAP_FAILED) {
+    r.usedBytes[device] -= portion;
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": the host cannot map ", size, " bytes for device ", device);
+  }
   r.protect = *protect;
   r.allocs[reinterpret_cast<uintptr_t>(p)] = Allocation{size, mapped, device, r.nextId++, 0};
   r.liveCount[device]++;
@@ -185,70 +313,207 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   return ACL_SUCCESS;
 }
 
+// Needs no current device, and frees memory of any device.
 aclError aclrtFree(void* devPtr) {
   const char* fn = "aclrtFree";
   if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
+  const auto addr = reinterpret_cast<uintptr_t>(devPtr);
   Registry& r = registry();
   Allocation a;
   {
     std::lock_guard lock(r.mutex);
-    auto it = r.find(reinterpret_cast<uintptr_t>(devPtr));
-    if (it == r.allocs.end())
-      return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", devPtr, " is not device memory allocated by aclrtMalloc");
-    if (it->first != reinterpret_cast<uintptr_t>(devPtr))
-      return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", devPtr, " points inside the allocation at ",
+    auto it = Registry::find(r.allocs, addr);
+    if (it == r.allocs.end()) {
+      if (Registry::find(r.pinned, addr) != r.pinned.end())
+        return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr,
+                    " is pinned host memory from aclrtMallocHost; free it with aclrtFreeHost");
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr,
+                  " is not device memory allocated by aclrtMalloc (or it was freed already)");
+    }
+    if (it->first != addr)
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr, " points inside the allocation at ",
                   reinterpret_cast<void*>(it->first), ", not at its start");
     a = it->second;
     r.allocs.erase(it);
     r.liveCount[a.device]--;
     r.liveBytes[a.device] -= a.size;
+    r.usedBytes[a.device] -= devicePortion(a.size);
   }
   munmap(devPtr, a.mapped);
   return ACL_SUCCESS;
 }
 
+// Page-locked host memory: host memory the runtime knows, which copies treat
+// as a known host location. Needs a current device, like CANN's.
+aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  const char* fn = "aclrtMallocHost";
+  if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": hostPtr is nullptr");
+  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, fn, ": size is 0");
+  int device = -1;
+  if (aclError e = requireCurrentDevice(fn, &device)) return e;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (size > SIZE_MAX - page)
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": cannot allocate ", size, " bytes of pinned host memory");
+  const size_t mapped = (size + page - 1) / page * page;
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, ": cannot allocate ", size, " bytes of pinned host memory");
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.pinned[reinterpret_cast<uintptr_t>(p)] = Allocation{size, mapped, -1, r.nextId++, 0};
+  r.pinnedCount++;
+  r.pinnedBytes += size;
+  *hostPtr = p;
+  return ACL_SUCCESS;
+}
+
+// Needs no current device. A device pointer is rejected by CANN's runtime;
+// anything else that is not a pinned block by the closed driver.
+aclError aclrtFreeHost(void* hostPtr) {
+  const char* fn = "aclrtFreeHost";
+  if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": hostPtr is nullptr");
+  const auto addr = reinterpret_cast<uintptr_t>(hostPtr);
+  Registry& r = registry();
+  Allocation a;
+  {
+    std::lock_guard lock(r.mutex);
+    auto it = Registry::find(r.pinned, addr);
+    if (it == r.pinned.end()) {
+      if (Registry::find(r.allocs, addr) != r.allocs.end())
+        return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr,
+                    " is device memory from aclrtMalloc; free it with aclrtFree");
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr,
+                  " is not pinned host memory allocated by aclrtMallocHost (or it was freed already)");
+    }
+    if (it->first != addr)
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr, " points inside the pinned block at ",
+                  reinterpret_cast<void*>(it->first), ", not at its start");
+    a = it->second;
+    r.pinned.erase(it);
+    r.pinnedCount--;
+    r.pinnedBytes -= a.size;
+  }
+  munmap(hostPtr, a.mapped);
+  return ACL_SUCCESS;
+}
+
+// Every aclrtMemAttr reports the one memory of the simulated device.
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+  const char* fn = "aclrtGetMemInfo";
+  if (free == nullptr || total == nullptr)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", free == nullptr ? "free" : "total", " is nullptr");
+  if (attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G)
+    return fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, ": attr ", static_cast<int>(attr),
+                " is not an aclrtMemAttr (0..17)");
+  int device = -1;
+  if (aclError e = requireCurrentDevice(fn, &device)) return e;
+  std::optional<uint64_t> bytes = deviceMemory(fn);
+  if (!bytes) return ACL_ERROR_INVALID_PARAM;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  *total = *bytes;
+  *free = *bytes - std::min<uint64_t>(r.usedBytes[device], *bytes);
+  return ACL_SUCCESS;
+}
+
+// Device memory, or pinned host memory (CANN decides by the address; plain
+// host memory is undefined there and rejected here).
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
   const char* fn = "aclrtMemset";
+  if (count == 0) return ACL_SUCCESS;
   if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
-  if (count > maxCount) return fail(ACL_ERROR_INVALID_PARAM, fn, ": count ", count, " exceeds maxCount ", maxCount);
-  std::optional<AllocInfo> a = findAlloc(devPtr);
-  if (!a) return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", devPtr, " is not device memory");
-  if (!a->contains(reinterpret_cast<uintptr_t>(devPtr), count))
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", count, " bytes at ", devPtr, " overrun its allocation of ",
-                a->size, " bytes");
+  int device = -1;
+  if (aclError e = requireCurrentDevice(fn, &device)) return e;
+  if (count > maxCount)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": count ", count, " exceeds maxCount ", maxCount);
+  const Endpoint e = locate(devPtr);
+  if (e.place == Place::Pageable)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr,
+                " is pageable host memory, not device memory or pinned host memory of the runtime");
+  if (!e.alloc.contains(reinterpret_cast<uintptr_t>(devPtr), count))
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", count, " bytes at ", devPtr, " overrun its allocation of ",
+                e.alloc.size, " bytes");
   AccessGrant grant;
-  grant.add(*a);
+  if (e.device()) grant.add(e.alloc);
   std::memset(devPtr, value, count);
   return ACL_SUCCESS;
 }
 
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
-  return copy("aclrtMemcpy", dst, destMax, src, count, kind, std::nullopt);
+  const char* fn = "aclrtMemcpy";
+  if (count == 0) return ACL_SUCCESS;
+  if (dst == nullptr || src == nullptr)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", dst == nullptr ? "dst" : "src", " is nullptr");
+  if (aclError e = checkKind(fn, kind)) return e;
+  if (count > destMax)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": count ", count, " exceeds destMax ", destMax);
+  if (dst == src) return ACL_SUCCESS;
+  int device = -1;
+  if (aclError e = requireCurrentDevice(fn, &device)) return e;
+  const Endpoint d = locate(dst), s = locate(src);
+  const Direction dir = kindDirection(kind).value_or(Direction{s.device(), d.device()});
+  if (aclError e = checkTransfer(fn, kind, dir, dst, d, src, s, count)) return e;
+  transfer(dst, d, src, s, count);
+  return ACL_SUCCESS;
 }
 
-// Streams run work at enqueue time, so an async copy is complete on return.
+// Streams run work when it is enqueued, so an async copy is complete on return.
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream) {
-  return copy("aclrtMemcpyAsync", dst, destMax, src, count, kind, stream);
+  const char* fn = "aclrtMemcpyAsync";
+  if (count == 0) return ACL_SUCCESS;
+  if (dst == nullptr || src == nullptr)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", dst == nullptr ? "dst" : "src", " is nullptr");
+  if (aclError e = checkKind(fn, kind)) return e;
+  if (stream != nullptr && !streamDevice(stream))
+    return fail(ACL_ERROR_RT_INVALID_HANDLE, fn, ": stream ", stream, " is not a live stream");
+  if (count > destMax)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": count ", count, " exceeds destMax ", destMax);
+  int current = -1;
+  if (aclError e = requireCurrentDevice(fn, &current)) return e;
+  const Endpoint d = locate(dst), s = locate(src);
+  Direction dir;
+  if (aclError e = asyncDirection(fn, kind, dst, d, src, s, &dir)) return e;
+  if (d.host() && s.host())
+    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, ": host-to-host copies cannot be asynchronous (", dst,
+                " and ", src, " are both host memory); use aclrtMemcpy");
+  if (dst == src) return ACL_SUCCESS;
+  const int streamDev = streamDevice(stream).value_or(-1);
+  if (streamDev != current)
+    return fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, ": stream ", stream, " belongs to device ", streamDev,
+                " but the current device is ", current);
+  if (aclError e = checkTransfer(fn, kind, dir, dst, d, src, s, count)) return e;
+  if (!(d.device() && d.alloc.device == streamDev) && !(s.device() && s.alloc.device == streamDev)) {
+    std::string sides = d.device() && s.device() ? cat("dst on device ", d.alloc.device, " and src on device ",
+                                                       s.alloc.device)
+                        : d.device()             ? cat("dst on device ", d.alloc.device)
+                                                 : cat("src on device ", s.alloc.device);
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": the stream belongs to device ", streamDev, " but the copy has ",
+                sides);
+  }
+  enqueue(stream, [&] { transfer(dst, d, src, s, count); });
+  return ACL_SUCCESS;
 }
 
 aclError aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId, int32_t peerDeviceId) {
   const char* fn = "aclrtDeviceCanAccessPeer";
-  if (canAccessPeer == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": canAccessPeer is nullptr");
-  if (aclError e = checkDevice(fn, deviceId)) return e;
+  if (deviceId == peerDeviceId)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": deviceId and peerDeviceId are both ", deviceId);
   if (aclError e = checkDevice(fn, peerDeviceId)) return e;
-  *canAccessPeer = deviceId != peerDeviceId ? 1 : 0;
+  if (aclError e = checkDevice(fn, deviceId)) return e;
+  if (canAccessPeer == nullptr) return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": canAccessPeer is nullptr");
+  *canAccessPeer = 1;
   return ACL_SUCCESS;
 }
 
 aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
   const char* fn = "aclrtDeviceEnablePeerAccess";
+  if (flags != 0) return fail(ACL_ERROR_FEATURE_UNSUPPORTED, fn, ": flags must be 0, got ", flags);
   int current = -1;
   if (aclError e = requireCurrentDevice(fn, &current)) return e;
-  if (aclError e = checkDevice(fn, peerDeviceId)) return e;
   if (peerDeviceId == current)
     return fail(ACL_ERROR_INVALID_PARAM, fn, ": peer device ", peerDeviceId, " is the current device");
-  if (flags != 0) return fail(ACL_ERROR_INVALID_PARAM, fn, ": flags must be 0, got ", flags);
+  if (aclError e = checkDevice(fn, peerDeviceId)) return e;
   gPeer[current * kMaxDevices + peerDeviceId] = true;
   gPeer[peerDeviceId * kMaxDevices + current] = true;
   return ACL_SUCCESS;
@@ -258,9 +523,11 @@ aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId) {
   const char* fn = "aclrtDeviceDisablePeerAccess";
   int current = -1;
   if (aclError e = requireCurrentDevice(fn, &current)) return e;
+  if (peerDeviceId == current)
+    return fail(ACL_ERROR_INVALID_PARAM, fn, ": peer device ", peerDeviceId, " is the current device");
   if (aclError e = checkDevice(fn, peerDeviceId)) return e;
   if (!peerEnabled(current, peerDeviceId))
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": peer access between devices ", current, " and ", peerDeviceId,
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": peer access between devices ", current, " and ", peerDeviceId,
                 " is not enabled");
   gPeer[current * kMaxDevices + peerDeviceId] = false;
   gPeer[peerDeviceId * kMaxDevices + current] = false;

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -30,14 +31,20 @@ int fail(int status, const Args&... args) {
 // FLAGOS_SIM_DEVICES; -1 (and the error message, prefixed with `fn`) when
 // the variable is invalid.
 int deviceCount(const char* fn);
-// ACL_SUCCESS if `id` is a valid device, else the error (message set).
+// ACL_SUCCESS if `id` is a valid device, else the error (message set):
+// ACL_ERROR_RT_INVALID_DEVICEID, or ACL_ERROR_RT_NO_DEVICE when
+// FLAGOS_SIM_DEVICES is invalid.
 aclError checkDevice(const char* fn, int32_t id);
-// The calling thread's current device, -1 if it never set one.
+// The calling thread's current device, -1 if it has none: it never called
+// aclrtSetDevice, or its device was torn down by a reset since.
 int currentDevice();
 // The current device in *device, or ACL_ERROR_RT_CONTEXT_NULL (message set).
 aclError requireCurrentDevice(const char* fn, int* device);
 // FLAGOS_SIM_PROTECT: false/true, or nullopt (message set) when invalid.
 std::optional<bool> protectMode(const char* fn);
+// FLAGOS_SIM_DEVICE_MEMORY: the bytes of memory of each device, or nullopt
+// (message set) when invalid.
+std::optional<uint64_t> deviceMemory(const char* fn);
 // The mismatch mode, or nullopt (message set) when FLAGOS_SIM_ON_MISMATCH
 // is invalid and fsimSetMismatchMode was not called.
 std::optional<fsimMismatchMode> mismatchMode(const char* op);
@@ -72,15 +79,25 @@ class AccessGrant {
 
 bool peerEnabled(int a, int b);
 
-// Live allocation count and bytes per device (index < kMaxDevices).
+// Live allocation count and bytes per device (index < kMaxDevices), as
+// requested from aclrtMalloc.
 void liveMemory(std::array<uint64_t, kMaxDevices>& count, std::array<uint64_t, kMaxDevices>& bytes);
+// Live aclrtMallocHost blocks and their requested bytes.
+void livePinnedMemory(uint64_t& count, uint64_t& bytes);
 
 // ---- streams --------------------------------------------------------------
 
 // The device of a stream handle: nullptr means the current device's default
-// stream (-1 if the thread has no current device). nullopt for an unknown
-// handle.
+// stream (-1 if the thread has no current device). nullopt for a handle that
+// is not a live stream (destroyed, torn down by a reset, or never created).
 std::optional<int> streamDevice(aclrtStream stream);
+// Runs `work` on an already validated stream. Streams are synchronous for
+// now: the work runs before this returns, and the stream's completion point
+// advances with it.
+void enqueue(aclrtStream stream, const std::function<void()>& work);
+// Tears down a device's streams when a reset releases the device: their
+// handles become stale (ACL_ERROR_RT_INVALID_HANDLE).
+void releaseDeviceStreams(int device);
 
 // ---- counters ---------------------------------------------------------------
 

@@ -48,6 +48,8 @@ const char* fsimStatsJson(void) {
   const int devices = std::max(deviceCount("fsimStatsJson"), 0);
   std::array<uint64_t, kMaxDevices> liveCount{}, liveBytes{};
   liveMemory(liveCount, liveBytes);
+  uint64_t pinnedCount = 0, pinnedBytes = 0;
+  livePinnedMemory(pinnedCount, pinnedBytes);
   std::string ops = "{";
   {
     std::lock_guard lock(c.opMutex);
@@ -65,6 +67,8 @@ const char* fsimStatsJson(void) {
                    ", \"mismatched_launches\": ", c.mismatchedLaunches.load(),
                    ", \"live_allocations\": ", perDevice(liveCount, devices),
                    ", \"live_bytes\": ", perDevice(liveBytes, devices),
+                   ", \"live_pinned_allocations\": ", pinnedCount,
+                   ", \"live_pinned_bytes\": ", pinnedBytes,
                    ", \"op_launches\": ", ops,
                    ", \"peer_copies\": ", c.peerCopies.load(),
                    ", \"live_executors\": ", c.liveExecutors.load(),
