@@ -199,7 +199,7 @@ def constants(text: str) -> dict[str, int]:
             values.setdefault(match.group(1), int(match.group(2), 0))
     for body in re.finditer(r"\benum\b[^{;]*\{([^}]*)\}", code):
         next_value = 0
-        for item in body.group(1).split(","):
+        for item in _MACROS.sub("", body.group(1)).split(","):
             item = item.strip()
             match = re.fullmatch(rf"([A-Za-z_]\w*)\s*(?:=\s*\(?\s*({_NUMBER})[uUlL]*\s*\)?)?", item)
             if match is None:

@@ -8,7 +8,7 @@
 // CANN's closed driver decides (bad frees, a sync copy whose kind does not
 // match its pointers, copies between devices without peer access, memset
 // bounds), the simulator rejects with ACL_ERROR_RT_PARAM_INVALID, the code
-// CANN maps the driver's "invalid value" to (docs/cann-fidelity-runtime.md).
+// CANN maps the driver's "invalid value" to (docs/cann-fidelity.md, section 4).
 #include <sys/mman.h>
 #include <unistd.h>
 
