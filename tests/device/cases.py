@@ -485,7 +485,8 @@ def _rand(*sizes, seed=0) -> torch.Tensor:
 SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_",
                "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
-               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout")
+               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
+               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -562,6 +563,17 @@ def _special(spec: OpSpec) -> list[Case] | None:
             (_rand(2, 4, 3, seed=11), _rand(2, 4, 3, seed=12),
              *aten.native_group_norm(_rand(2, 4, 3, seed=12), _rand(4, seed=13), None, 2, 4, 3, 2, 1e-5)[1:],
              _rand(4, seed=13)), tags=("plain",))],
+        # GradScaler's ops: unscale (finding an inf) and the scale's update after a finite and an inf step.
+        "_amp_foreach_non_finite_check_and_unscale_": [
+            Case(spec, "finite", lambda ts, f, inv: aten._amp_foreach_non_finite_check_and_unscale_(ts, f, inv),
+                 ([x, _rand(5, seed=14)], torch.tensor(0.0), torch.tensor(0.5)), tags=("plain",)),
+            Case(spec, "inf", lambda ts, f, inv: aten._amp_foreach_non_finite_check_and_unscale_(ts, f, inv),
+                 ([torch.tensor([1.0, float("inf")]), y], torch.tensor(0.0), torch.tensor(0.25)), tags=("plain",))],
+        "_amp_update_scale_": [
+            Case(spec, "growth", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
+                 (torch.tensor([4.0]), torch.tensor([0], dtype=torch.int32), torch.tensor([0.0])), tags=("plain",)),
+            Case(spec, "backoff", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 2),
+                 (torch.tensor([4.0]), torch.tensor([1], dtype=torch.int32), torch.tensor([1.0])), tags=("plain",))],
     }
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
