@@ -490,6 +490,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
+    if spec.op in IMAGE_OPS:
+        return _image_cases(spec)
     if spec.op not in SPECIAL_OPS:
         return None
     aten = torch.ops.aten
@@ -577,6 +579,45 @@ def _special(spec: OpSpec) -> list[Case] | None:
     }
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
+
+
+# ---- source 1b: convolution, upsampling and padding ----------------------------------
+
+# No OpInfo is named after these overloads (F.conv2d, F.interpolate and F.pad
+# reach them through composites), and the CPU has no convolution_overrideable:
+# its reference is at::convolution.
+IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable")
+
+
+def _conv_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    # (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    grouped = (_rand(2, 4, 5, 5, seed=20), _rand(6, 2, 3, 3, seed=21), _rand(6, seed=22),
+               [2, 1], [1, 1], [1, 1], False, [0, 0], 2)
+    transposed = (_rand(1, 2, 3, 4, 4, seed=23), _rand(2, 3, 2, 2, 2, seed=24), None,
+                  [1, 2, 2], [0, 1, 0], [1, 1, 2], True, [0, 1, 1], 1)
+    if spec.op == "convolution_overrideable":
+        return [Case(spec, label, lambda i, w, b, *rest: aten.convolution_overrideable(i, w, b, *rest), args,
+                     ref=lambda i, w, b, *rest: aten.convolution(i, w, b, *rest), tags=("plain",))
+                for label, args in (("grouped strided padded", grouped), ("transposed 3-d dilated", transposed))]
+    cases = []
+    for label, args, mask in (("grouped strided padded", grouped, [True, True, True]),
+                              ("transposed 3-d dilated", transposed, [True, False, True])):
+        i, w, b, *rest = args
+        grad = _rand(*aten.convolution(i, w, b, *rest).shape, seed=25)
+        channels = [w.shape[1] * rest[-1] if rest[3] else w.shape[0]]
+        cases.append(Case(spec, label,
+                          lambda g, i, w, rest=rest, mask=mask: aten.convolution_backward_overrideable(
+                              g, i, w, *rest, mask),
+                          (grad, i, w),
+                          ref=lambda g, i, w, rest=rest, mask=mask, channels=channels: aten.convolution_backward(
+                              g, i, w, channels, *rest, mask),
+                          tags=("plain",)))
+    return cases
+
+
+def _image_cases(spec: OpSpec) -> list[Case]:
+    return _conv_cases(spec)
 
 
 # ---- picking ----------------------------------------------------------------------

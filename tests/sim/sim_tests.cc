@@ -1041,6 +1041,43 @@ TEST(phase1_reports_bad_arguments) {
   CHECK_EQ(stat("live_executors"), executors);
 }
 
+using IntArrayPtr = std::unique_ptr<aclIntArray, decltype(&aclDestroyIntArray)>;
+IntArrayPtr ints(std::vector<int64_t> values) {
+  return IntArrayPtr(aclCreateIntArray(values.data(), values.size()), &aclDestroyIntArray);
+}
+
+// The operators below check at phase 1 what CANN's docs require of them
+// (Atlas A2/A3), with CANN's status codes.
+TEST(convolution_checks_its_arguments_at_phase_1) {
+  setDevice(0);
+  const int64_t executors = stat("live_executors");
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // aclnnConvolution: FLOAT, FLOAT16, BFLOAT16; one stride/padding/dilation value per spatial dim.
+  DevTensor x(0, {1, 2, 5, 5}), w(0, {4, 2, 3, 3}), y(0, {1, 4, 3, 3});
+  DevTensor x64(0, {1, 2, 5, 5}, ACL_DOUBLE), w64(0, {4, 2, 3, 3}, ACL_DOUBLE), y64(0, {1, 4, 3, 3}, ACL_DOUBLE);
+  auto one2 = ints({1, 1}), zero2 = ints({0, 0}), one1 = ints({1});
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(nullptr, w.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_ERR_HAS("aclnnConvolution", "'input'");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x64.get(), w64.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y64.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnConvolution", "ACL_DOUBLE");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one1.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("stride");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 2, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("groups");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one2.get(), ints({1, 0}).get(), one2.get(),
+                                            false, zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("inferred");
+  CHECK_EQ(stat("live_executors"), executors);
+}
+
 TEST(kernel_errors_become_inner_errors) {
   setDevice(0);
   DevTensor self(0, {2, 3}), other(0, {4}), out(0, {2, 3});
