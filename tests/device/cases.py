@@ -586,7 +586,11 @@ def _special(spec: OpSpec) -> list[Case] | None:
 # No OpInfo is named after these overloads (F.conv2d, F.interpolate and F.pad
 # reach them through composites), and the CPU has no convolution_overrideable:
 # its reference is at::convolution.
-IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable")
+IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable",
+             "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_nearest3d", "upsample_nearest3d_backward",
+             "_upsample_nearest_exact2d", "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d",
+             "_upsample_nearest_exact3d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
+             "upsample_trilinear3d", "upsample_trilinear3d_backward")
 
 
 def _conv_cases(spec: OpSpec) -> list[Case]:
@@ -616,8 +620,34 @@ def _conv_cases(spec: OpSpec) -> list[Case]:
     return cases
 
 
+def _upsample_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    op = getattr(aten, spec.op.removesuffix("_backward")).default
+    three = "3d" in spec.op
+    linear = "linear" in spec.op
+    x = _rand(1, 2, 3, 4, 5, seed=30) if three else _rand(2, 3, 4, 5, seed=30)
+    # (label, output_size, align_corners, scales): by size, and by scale factors as F.interpolate passes them.
+    if three:
+        variants = [("size", [5, 7, 6], False, [None, None, None]), ("scales", [6, 6, 10], True, [2.0, 1.5, 2.0])]
+    else:
+        variants = [("size", [8, 7], False, [None, None]), ("scales", [6, 10], True, [1.5, 2.0])]
+    cases = []
+    for label, size, align, scales in variants:
+        extra = [align] if linear else []
+        if spec.op.endswith("_backward"):
+            grad = _rand(*x.shape[:2], *size, seed=31)
+            cases.append(Case(spec, label, lambda g, size=size, extra=extra, scales=scales: getattr(
+                aten, spec.op).default(g, size, list(x.shape), *extra, *scales), (grad,), tags=("plain",)))
+        else:
+            cases.append(Case(spec, label, lambda t, size=size, extra=extra, scales=scales: op(t, size, *extra, *scales),
+                              (x,), tags=("plain",)))
+    return cases
+
+
 def _image_cases(spec: OpSpec) -> list[Case]:
-    return _conv_cases(spec)
+    if spec.op.startswith("convolution"):
+        return _conv_cases(spec)
+    return _upsample_cases(spec)
 
 
 # ---- picking ----------------------------------------------------------------------

@@ -1078,6 +1078,35 @@ TEST(convolution_checks_its_arguments_at_phase_1) {
   CHECK_EQ(stat("live_executors"), executors);
 }
 
+TEST(upsampling_checks_its_arguments_at_phase_1) {
+  setDevice(0);
+  const int64_t executors = stat("live_executors");
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // Dtypes per operator, output [N, C, *outputSize], no negative scale, and (bilinear) no empty tensor.
+  DevTensor img(0, {1, 1, 2, 2}), up(0, {1, 1, 4, 4}), img64(0, {1, 1, 2, 2}, ACL_DOUBLE),
+      up64(0, {1, 1, 4, 4}, ACL_DOUBLE), none(0, {0, 1, 2, 2}, ACL_FLOAT, 1), noneUp(0, {0, 1, 4, 4}, ACL_FLOAT, 1);
+  auto four = ints({4, 4});
+  CHECK_EQ(aclnnUpsampleNearestExact2dGetWorkspaceSize(img64.get(), four.get(), 0, 0, up64.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnUpsampleNearestExact2d", "ACL_DOUBLE");
+  CHECK_EQ(aclnnUpsampleNearest2dGetWorkspaceSize(img64.get(), four.get(), up64.get(), &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnUpsampleNearest2dGetWorkspaceSize(img.get(), ints({4, 5}).get(), up.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("outputSize");
+  CHECK_EQ(aclnnUpsampleBilinear2dGetWorkspaceSize(img.get(), four.get(), false, -2.0, 2.0, up.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("negative");
+  CHECK_EQ(aclnnUpsampleBilinear2dGetWorkspaceSize(none.get(), four.get(), false, 0, 0, noneUp.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("empty");
+  CHECK_EQ(aclnnUpsampleNearest2dV2GetWorkspaceSize(img.get(), nullptr, 2.0f, 2.0f, up.get(), &ws, &e),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_ERR_HAS("'outputSize'");
+  CHECK_EQ(stat("live_executors"), executors);
+}
+
 TEST(kernel_errors_become_inner_errors) {
   setDevice(0);
   DevTensor self(0, {2, 3}), other(0, {4}), out(0, {2, 3});
