@@ -590,7 +590,11 @@ IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable",
              "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_nearest3d", "upsample_nearest3d_backward",
              "_upsample_nearest_exact2d", "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d",
              "_upsample_nearest_exact3d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
-             "upsample_trilinear3d", "upsample_trilinear3d_backward")
+             "upsample_trilinear3d", "upsample_trilinear3d_backward",
+             "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
+             "replication_pad3d", "reflection_pad1d_backward", "reflection_pad2d_backward",
+             "reflection_pad3d_backward", "replication_pad1d_backward", "replication_pad2d_backward",
+             "replication_pad3d_backward")
 
 
 def _conv_cases(spec: OpSpec) -> list[Case]:
@@ -644,10 +648,36 @@ def _upsample_cases(spec: OpSpec) -> list[Case]:
     return cases
 
 
+def _pad_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    k = int(spec.op.split("_pad")[1][0])
+    reflect = spec.op.startswith("reflection")
+    # (label, input, padding): batched, unbatched with a negative (cutting) padding, and
+    # for replication a padding beyond the dim (which runs in steps on CANN).
+    shapes = {1: ((2, 3, 6), (3, 6)), 2: ((2, 3, 4, 5), (3, 4, 5)), 3: ((1, 2, 3, 4, 5), (2, 3, 4, 5))}[k]
+    plain = {1: [2, 3], 2: [1, 2, 3, 0], 3: [1, 2, 0, 3, 2, 1]}[k]
+    cutting = {1: [-1, 2], 2: [-1, 2, 1, -2], 3: [1, -1, 0, 2, -1, 1]}[k]
+    variants = [("batched", _rand(*shapes[0], seed=40), plain), ("negative", _rand(*shapes[1], seed=41), cutting)]
+    if not reflect:
+        variants.append(("beyond the dim", _rand(*shapes[0], seed=42), {1: [7, 1], 2: [5, 9, 4, 1], 3: [2, 6, 4, 0, 3, 1]}[k]))
+    forward = getattr(aten, spec.op.removesuffix("_backward")).default
+    cases = []
+    for label, x, padding in variants:
+        if spec.op.endswith("_backward"):
+            grad = _rand(*forward(x, padding).shape, seed=43)
+            cases.append(Case(spec, label, lambda g, s, padding=padding: getattr(aten, spec.op).default(g, s, padding),
+                              (grad, x), tags=("plain",)))
+        else:
+            cases.append(Case(spec, label, lambda t, padding=padding: forward(t, padding), (x,), tags=("plain",)))
+    return cases
+
+
 def _image_cases(spec: OpSpec) -> list[Case]:
     if spec.op.startswith("convolution"):
         return _conv_cases(spec)
-    return _upsample_cases(spec)
+    if "upsample" in spec.op:
+        return _upsample_cases(spec)
+    return _pad_cases(spec)
 
 
 # ---- picking ----------------------------------------------------------------------

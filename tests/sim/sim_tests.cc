@@ -1107,6 +1107,48 @@ TEST(upsampling_checks_its_arguments_at_phase_1) {
   CHECK_EQ(stat("live_executors"), executors);
 }
 
+TEST(padding_checks_its_arguments_at_phase_1) {
+  setDevice(0);
+  const int64_t executors = stat("live_executors");
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // Reflection and replication: each padding value >= 0 and smaller than the dim it pads;
+  // replication takes no BOOL; the 2-d backward takes at most 7 for BFLOAT16.
+  DevTensor row(0, {1, 1, 3}), padded(0, {1, 1, 6}), flags(0, {1, 1, 3}, ACL_BOOL), flagsOut(0, {1, 1, 5}, ACL_BOOL);
+  row.write<float>({1, 2, 3});
+  CHECK_EQ(aclnnReflectionPad1dGetWorkspaceSize(row.get(), ints({2, 1}).get(), padded.get(), &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(launch(aclnnReflectionPad1d, ws, e), ACLNN_SUCCESS);
+  CHECK_VALUES(padded.read<float>(), 3, 2, 1, 2, 3, 2);
+  CHECK_EQ(aclnnReplicationPad1dGetWorkspaceSize(row.get(), ints({3, 0}).get(), padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnReplicationPad1d", "smaller than the dim");
+  CHECK_EQ(aclnnReflectionPad1dGetWorkspaceSize(row.get(), ints({-1, 4}).get(), padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_EQ(aclnnReplicationPad1dGetWorkspaceSize(flags.get(), ints({1, 1}).get(), flagsOut.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("ACL_BOOL");
+  CHECK_EQ(aclnnReflectionPad1dGetWorkspaceSize(flags.get(), ints({1, 1}).get(), flagsOut.get(), &ws, &e),
+           ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  DevTensor plane(0, {1, 9, 9}, ACL_BF16), grad(0, {1, 17, 9}, ACL_BF16), gradIn(0, {1, 9, 9}, ACL_BF16);
+  CHECK_EQ(aclnnReplicationPad2dBackwardGetWorkspaceSize(grad.get(), plane.get(), ints({0, 0, 8, 0}).get(),
+                                                         gradIn.get(), &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("at most 7");
+
+  // aclnnConstantPadNd: an even pad, at most twice the dims; a negative value cuts.
+  DevTensor cutOut(0, {1, 1, 1});
+  ScalarPtr zero = floatScalar(0);
+  CHECK_EQ(aclnnConstantPadNdGetWorkspaceSize(row.get(), ints({-1, -1}).get(), zero.get(), cutOut.get(), &ws, &e),
+           ACLNN_SUCCESS);
+  CHECK_EQ(launch(aclnnConstantPadNd, ws, e), ACLNN_SUCCESS);
+  CHECK_VALUES(cutOut.read<float>(), 2);
+  CHECK_EQ(aclnnConstantPadNdGetWorkspaceSize(row.get(), ints({1}).get(), zero.get(), padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_EQ(aclnnConstantPadNdGetWorkspaceSize(row.get(), ints({1, 1}).get(), nullptr, padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_EQ(stat("live_executors"), executors);
+}
+
 TEST(kernel_errors_become_inner_errors) {
   setDevice(0);
   DevTensor self(0, {2, 3}), other(0, {4}), out(0, {2, 3});
