@@ -129,7 +129,7 @@ class Cpu:
 
 
 def _to_device(t: torch.Tensor, device: str, layout: str) -> torch.Tensor:
-    if layout == "contiguous" or t.dim() == 0 or t.numel() == 0:
+    if layout == "contiguous" or t.numel() <= 1:  # a single element has no non-contiguous view
         return t.to(device, copy=True)
     if layout == "noncontig":  # every other element of a buffer twice as large
         buf = torch.zeros(*t.shape, 2, dtype=t.dtype)
@@ -485,7 +485,8 @@ def _rand(*sizes, seed=0) -> torch.Tensor:
 SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_",
                "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
-               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout")
+               "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
+               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -563,6 +564,19 @@ def _special(spec: OpSpec) -> list[Case] | None:
              *aten.native_group_norm(_rand(2, 4, 3, seed=12), _rand(4, seed=13), None, 2, 4, 3, 2, 1e-5)[1:],
              _rand(4, seed=13)), tags=("plain",))],
     }
+    # GradScaler's two ops: unscale the grads (one of them holds an inf), then update the scale.
+    grads_inf = _rand(3, 4, seed=18)
+    grads_inf[1, 2] = float("inf")
+    table["_amp_foreach_non_finite_check_and_unscale_"] = [
+        Case(spec, "finite", lambda a, b, f, s: aten._amp_foreach_non_finite_check_and_unscale_([a, b], f, s),
+             (x, y, torch.zeros(1), torch.tensor([0.25])), tags=("plain",)),
+        Case(spec, "an inf", lambda a, b, f, s: aten._amp_foreach_non_finite_check_and_unscale_([a, b], f, s),
+             (x, grads_inf, torch.zeros(1), torch.tensor([0.25])), tags=("plain",))]
+    table["_amp_update_scale_"] = [
+        Case(spec, "grow", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
+             (torch.tensor([4.0]), torch.tensor([0], dtype=torch.int32), torch.zeros(1)), tags=("plain",)),
+        Case(spec, "back off", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
+             (torch.tensor([4.0]), torch.tensor([3], dtype=torch.int32), torch.ones(1)), tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 
