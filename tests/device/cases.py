@@ -486,7 +486,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
                "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
-               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
+               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
+               "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out")
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -564,6 +565,20 @@ def _special(spec: OpSpec) -> list[Case] | None:
              *aten.native_group_norm(_rand(2, 4, 3, seed=12), _rand(4, seed=13), None, 2, 4, 3, 2, 1e-5)[1:],
              _rand(4, seed=13)), tags=("plain",))],
     }
+    ints = torch.tensor([[1, 3, 5], [3, 0, 2]])
+    table["isin.Tensor_Scalar_out"] = [Case(spec, "out", lambda e, o: torch.isin(e, 3, out=o), (ints, Out(torch.bool)),
+                                            tags=("plain",))]
+    table["isin.Scalar_Tensor_out"] = [Case(spec, "out", lambda t, o: torch.isin(3, t, out=o), (ints, Out(torch.bool)),
+                                            tags=("plain",))]
+    # nonzero through the op itself: torch.nonzero's Python binding makes self's device
+    # current around the call, which would hide the kernel's own guard from the
+    # negative control.
+    table["nonzero"] = [Case(spec, "float", lambda t: aten.nonzero(t), (x.round(),), tags=("plain",)),
+                        Case(spec, "bool", lambda t: aten.nonzero(t), (x > 0,), tags=("plain",)),
+                        Case(spec, "3-d int", lambda t: aten.nonzero(t), (ints.reshape(2, 3, 1) % 2,), tags=("plain",)),
+                        Case(spec, "0-dim", lambda t: aten.nonzero(t), (torch.tensor(2.0),), tags=("0-dim",))]
+    table["nonzero.out"] = [Case(spec, "out", lambda t, o: aten.nonzero.out(t, out=o), (x.round(), Out(torch.int64)),
+                                 tags=("plain",))]
     # GradScaler's two ops: unscale the grads (one of them holds an inf), then update the scale.
     grads_inf = _rand(3, 4, seed=18)
     grads_inf[1, 2] = float("inf")
