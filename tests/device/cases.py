@@ -487,7 +487,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
                "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
                "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
-               "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out")
+               "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out",
+               "clamp", "clamp_", "clamp.out")
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -566,6 +567,14 @@ def _special(spec: OpSpec) -> list[Case] | None:
              _rand(4, seed=13)), tags=("plain",))],
     }
     ints = torch.tensor([[1, 3, 5], [3, 0, 2]])
+    # clamp with Scalar? bounds (OpInfo's samples give tensor bounds), 0-dim included
+    # (clip_grad_norm_ clamps a 0-dim coefficient).
+    table["clamp"] = [Case(spec, "min and max", lambda t: torch.clamp(t, -0.5, 0.5), (x,), tags=("plain",)),
+                      Case(spec, "max only", lambda t: torch.clamp(t, max=0.2), (y,), tags=("plain",)),
+                      Case(spec, "0-dim", lambda t: torch.clamp(t, max=1.0), (torch.tensor(1.5),), tags=("0-dim",))]
+    table["clamp_"] = [Case(spec, "min only", lambda t: t.clamp_(min=-0.3), (x,), tags=("plain",))]
+    table["clamp.out"] = [Case(spec, "out", lambda t, o: torch.clamp(t, min=-0.2, max=0.3, out=o),
+                               (x, Out(torch.float32)), tags=("plain",))]
     table["isin.Tensor_Scalar_out"] = [Case(spec, "out", lambda e, o: torch.isin(e, 3, out=o), (ints, Out(torch.bool)),
                                             tags=("plain",))]
     table["isin.Scalar_Tensor_out"] = [Case(spec, "out", lambda t, o: torch.isin(3, t, out=o), (ints, Out(torch.bool)),
