@@ -332,8 +332,6 @@ FUNCS: dict[str, Func] = {
                    doc="[n]: a vector of n elements (group norm's weight gradient: [C])"),
     "all_dims": Func(("launch",), (("tensor",),), "int_vector",
                      "flagos::gen::reduction_dims(at::OptionalIntArrayRef(), {0})", doc="every dim of a tensor"),
-    "correction_of": Func(("launch",), (("optional_scalar",),), "int", "flagos::gen::correction_of({0})",
-                          doc="var/std's optional correction as an int (1 when absent)"),
     "flat_if_none": Func(("launch",), (("tensor",), ("optional_int",)), "tensor",
                          "flagos::gen::flat_if_none({0}, {1})",
                          doc="the tensor viewed as 1-D when the optional dim is absent (argmax over all elements)",

@@ -152,17 +152,6 @@ inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scal
 
 // ---- launch arguments ----------------------------------------------------
 
-// var/std's correction (Scalar?): 1 when absent, as ATen.
-inline int64_t correction_of(const std::optional<at::Scalar>& correction) {
-  if (!correction.has_value()) {
-    return 1;
-  }
-  const double value = correction->toDouble();
-  TORCH_CHECK(value == static_cast<double>(static_cast<int64_t>(value)),
-              "flagos: var/std support an integral correction only, got ", value);
-  return static_cast<int64_t>(value);
-}
-
 // RMS norm's eps: the given one, else the machine epsilon of the compute type (as ATen).
 inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {
   if (eps.has_value()) {
