@@ -488,7 +488,29 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
                "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
                "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out",
-               "clamp", "clamp_", "clamp.out")
+               "clamp", "clamp_", "clamp.out",
+               "_scaled_dot_product_fused_attention_overrideable",
+               "_scaled_dot_product_fused_attention_overrideable_backward")
+
+
+# The PrivateUse1 SDPA hooks have no CPU kernel: the CPU reference is ATen's
+# CPU flash attention, which returns (out, logsumexp); the other results of the
+# hook are empty (no nested inputs, no dropout, no debug mask).
+def _sdpa_hook(q, k, v, mask=None, is_causal=False):
+    return torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, k, v, mask, is_causal=is_causal)
+
+
+def _sdpa_hook_ref(q, k, v, mask=None, is_causal=False):
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=is_causal, attn_mask=mask)
+    return (out, lse, None, None, q.shape[2], k.shape[2], None, None, None)
+
+
+# The backward hook is what autograd calls for the fused forward; the case runs
+# both and returns the gradients (the CPU runs its own attention's backward).
+def _sdpa_grads(q, k, v, mask=None, is_causal=False):
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=mask, is_causal=is_causal)
+    return torch.autograd.grad((out * out).sum(), leaves)
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -601,6 +623,15 @@ def _special(spec: OpSpec) -> list[Case] | None:
              (torch.tensor([4.0]), torch.tensor([0], dtype=torch.int32), torch.zeros(1)), tags=("plain",)),
         Case(spec, "back off", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
              (torch.tensor([4.0]), torch.tensor([3], dtype=torch.int32), torch.ones(1)), tags=("plain",))]
+    q, k, v, bias = _rand(2, 2, 3, 4, seed=14), _rand(2, 2, 5, 4, seed=15), _rand(2, 2, 5, 4, seed=16), _rand(3, 5, seed=17)
+    table["_scaled_dot_product_fused_attention_overrideable"] = [
+        Case(spec, "plain", _sdpa_hook, (q, k, v), ref=_sdpa_hook_ref, tags=("plain",)),
+        Case(spec, "additive mask", _sdpa_hook, (q, k, v, bias), ref=_sdpa_hook_ref, tags=("broadcast",)),
+        Case(spec, "causal", _sdpa_hook, (q, k, v), {"is_causal": True}, ref=_sdpa_hook_ref, tags=("plain",))]
+    table["_scaled_dot_product_fused_attention_overrideable_backward"] = [
+        Case(spec, "plain", _sdpa_grads, (q, k, v), tags=("plain",)),
+        Case(spec, "additive mask", _sdpa_grads, (q, k, v, bias), tags=("broadcast",)),
+        Case(spec, "causal", _sdpa_grads, (q, k, v), {"is_causal": True}, tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 

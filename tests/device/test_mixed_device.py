@@ -214,6 +214,10 @@ def test_document_matches_the_tests():
 # Ops that do not raise the same-device error on two flagos devices, and what they raise.
 TWO_DEVICE_ERRORS = {
     "index.Tensor": "indices should be either on cpu or on the same device as the indexed tensor",
+    # Its case runs scaled_dot_product_attention forward and backward: PyTorch checks the
+    # inputs' devices first (the kernel's own same-device check follows it).
+    "_scaled_dot_product_fused_attention_overrideable_backward":
+        "Expected query, key, and value to have the same device type",
 }
 
 
