@@ -67,3 +67,18 @@ def test_showcase_example_runs_clean():
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert "ops on the CPU fallback: 0" in result.stdout
     assert "OK: matches the CPU run" in result.stdout
+
+
+def test_vae_encodes_and_decodes_on_a_non_current_device(models):
+    """AutoencoderKLQwenImage (causal 3-d convolutions, its own RMS norm, upsampling) on flagos:1."""
+    _, vae, _ = models
+    video = torch.randn(1, 3, 1, 16, 16, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        latents = vae.encode(video).latent_dist.mode()
+        expected = vae.decode(latents, return_dict=False)[0]
+        ours = copy.deepcopy(vae).to("flagos:1")
+        our_latents = ours.encode(video.to("flagos:1")).latent_dist.mode()
+        image = ours.decode(our_latents, return_dict=False)[0]
+    assert image.device == torch.device("flagos:1")
+    assert_close(our_latents, latents, atol=1e-4, what="latents")
+    assert_close(image, expected, atol=1e-4, what="image")
