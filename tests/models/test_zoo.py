@@ -122,3 +122,23 @@ def test_forward_matches_the_cpu(build, run):
         assert_close(ours, expected, atol=1e-4, rtol=1e-4)
     else:  # generated token ids
         assert torch.equal(ours.cpu(), expected)
+
+
+TRAINED = ("bert", "vit", "clip text", "flux transformer")
+
+
+@pytest.mark.parametrize("build, run", [m[1:] for m in MODELS if m[0] in TRAINED],
+                         ids=[m[0] for m in MODELS if m[0] in TRAINED])
+def test_gradients_match_the_cpu(build, run):
+    """Backward too (CLIP's pooled output takes index's backward, an accumulating index_put)."""
+    torch.manual_seed(0)
+    model = build().train()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    ours = copy.deepcopy(model).to(DEVICE)
+    run(model, "cpu").pow(2).mean().backward()
+    run(ours, DEVICE).pow(2).mean().backward()
+    for (name, p), q in zip(ours.named_parameters(), model.parameters()):
+        if q.grad is not None:
+            assert_close(p.grad, q.grad, atol=1e-5, rtol=1e-4, what=name)
