@@ -82,3 +82,27 @@ def test_trains_split_over_two_devices():
     assert_close(torch.tensor(losses), torch.tensor(expected_losses), atol=1e-4, rtol=1e-4, what="losses")
     for (name, p), q in zip(split.named_parameters(), expected.parameters()):
         assert_close(comparable(name, p), comparable(name, q), atol=2e-4, rtol=2e-4, what=name)
+
+
+def test_gpt2_with_tied_embeddings_trains_like_the_cpu():
+    """transformers' GPT-2 ties its output projection to the token embedding:
+    after .to("flagos:1") the tie must hold, or the embedding's gradient loses
+    the projection's half (it did, until flagos answered
+    _has_compatible_shallow_copy_type)."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_embd=32, n_layer=2, n_head=4, vocab_size=64, n_positions=32, attn_pdrop=0.0,
+                                     resid_pdrop=0.0, embd_pdrop=0.0, bos_token_id=0, eos_token_id=0)
+    reference = transformers.GPT2LMHeadModel(config)
+    ours = copy.deepcopy(reference).to("flagos:1")
+    assert ours.lm_head.weight is ours.transformer.wte.weight
+    ids = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(1))
+    for model, device in ((reference, "cpu"), (ours, "flagos:1")):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        for _ in range(2):
+            optimizer.zero_grad()
+            model(ids.to(device), labels=ids.to(device)).loss.backward()
+            optimizer.step()
+    for (name, p), q in zip(ours.named_parameters(), reference.parameters()):
+        assert_close(p, q, atol=2e-4, rtol=2e-4, what=name)
