@@ -112,6 +112,19 @@ def scenario_collectives(log):
         check(f"send/recv {dtype}", got, values(dtype, rank=frm))
         log.append(f"{dtype}: ok")
 
+    # a message larger than the store's 8 MiB limit on one message (it goes in chunks)
+    big = torch.full((5 << 19,), float(RANK + 1))  # 10 MiB of float32
+    dev = big.to(DEVICE)
+    dist.all_reduce(dev)
+    check("all_reduce of 10 MiB", dev, torch.full_like(big, WORLD * (WORLD + 1) / 2))
+    src = torch.arange(5 << 19, dtype=torch.float32) + RANK
+    got = torch.empty_like(src, device=DEVICE)
+    if RANK == 0:
+        dist.send(src.to(DEVICE), 1)
+    elif RANK == 1:
+        dist.recv(got, 0)
+        check("recv of 10 MiB", got, src - 1)
+
     # async_op: the Work completes on the launch device's stream; its future holds the result
     x = values(torch.float32).to(DEVICE)
     work = dist.all_reduce(x, async_op=True)

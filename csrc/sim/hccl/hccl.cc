@@ -7,7 +7,8 @@
 // round of the store: each rank sets its contribution under the
 // communicator's next sequence number, waits for and reads the others', and
 // computes its own result (reductions in rank order, so every rank gets the
-// same bits); the last rank to finish a round deletes its keys. Send/recv use
+// same bits); the last rank to finish a round deletes its keys. Values go in
+// chunks of 4 MiB (the store's server refuses messages over 8 MiB). Send/recv use
 // a key per (source, destination, message number). The store's timeout
 // (HCCL_EXEC_TIMEOUT, seconds, as in CANN) bounds every wait, so a rank that
 // died or hangs makes the others fail with HCCL_E_TIMEOUT (or a connection
@@ -214,25 +215,53 @@ HcclResult rejected(HcclResult status) {
   return status;
 }
 
+// TCPStore refuses a message over 8 MiB (its libuv server's payload limit):
+// a value travels as chunks `key/0`, `key/1`, ... of at most 4 MiB, then
+// `key` itself with the number of chunks, set last so that waiting for it
+// means the whole value is there.
+constexpr size_t kChunkBytes = size_t{4} << 20;
+
+void putBytes(c10d::Store& store, const std::string& key, const uint8_t* data, size_t bytes) {
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  for (size_t i = 0; i < chunks; ++i) {
+    const size_t begin = i * kChunkBytes, end = std::min(bytes, begin + kChunkBytes);
+    store.set(cat(key, "/", i), Bytes(data + begin, data + end));
+  }
+  const std::string count = std::to_string(chunks);
+  store.set(key, Bytes(count.begin(), count.end()));
+}
+
+// Waits for a value of putBytes; returns it and its number of chunks.
+Bytes getBytes(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout, size_t* chunks) {
+  store.wait({key}, timeout);
+  const Bytes header = store.get(key);
+  *chunks = std::stoull(std::string(header.begin(), header.end()));
+  Bytes value;
+  for (size_t i = 0; i < *chunks; ++i) {
+    const Bytes chunk = store.get(cat(key, "/", i));
+    value.insert(value.end(), chunk.begin(), chunk.end());
+  }
+  return value;
+}
+
+void deleteBytes(c10d::Store& store, const std::string& key, size_t chunks) {
+  for (size_t i = 0; i < chunks; ++i) store.deleteKey(cat(key, "/", i));
+  store.deleteKey(key);
+}
+
 // One round: every rank contributes `mine` and gets every rank's
-// contribution, in rank order.
+// contribution, in rank order. The last rank to finish deletes the round.
 std::vector<Bytes> exchange(Comm& comm, const uint8_t* mine, size_t bytes) {
   const std::string round = cat("round/", comm.rounds++, "/");
-  comm.store->set(round + std::to_string(comm.rank), Bytes(mine, mine + bytes));
-  std::vector<std::string> keys;
-  for (uint32_t r = 0; r < comm.size; ++r) keys.push_back(round + std::to_string(r));
-  comm.store->wait(keys, comm.timeout);
-  std::vector<Bytes> all = comm.store->multiGet(keys);
+  putBytes(*comm.store, round + std::to_string(comm.rank), mine, bytes);
+  std::vector<Bytes> all(comm.size);
+  std::vector<size_t> chunks(comm.size, 0);
+  for (uint32_t r = 0; r < comm.size; ++r) all[r] = getBytes(*comm.store, round + std::to_string(r), comm.timeout, &chunks[r]);
   if (comm.store->add(round + "done", 1) == static_cast<int64_t>(comm.size)) {
-    for (const std::string& key : keys) comm.store->deleteKey(key);
+    for (uint32_t r = 0; r < comm.size; ++r) deleteBytes(*comm.store, round + std::to_string(r), chunks[r]);
     comm.store->deleteKey(round + "done");
   }
   return all;
-}
-
-Bytes readBytes(const void* p, size_t n) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  return Bytes(b, b + n);
 }
 
 std::string newId() {
@@ -303,10 +332,17 @@ HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, u
     // Rendezvous: every rank of the communicator checks in once.
     if (c->store->add(cat("init/rank", rank), 1) != 1)
       return hfail(HCCL_E_PARA, cat(fn, ": rank ", rank, " joined communicator ", id, " twice"));
-    c->store->set(cat("init/size", rank), Bytes{static_cast<uint8_t>(nRanks & 0xff)});
+    const std::string size = std::to_string(nRanks);
+    c->store->set(cat("init/size", rank), Bytes(size.begin(), size.end()));
     std::vector<std::string> keys;
-    for (uint32_t r = 0; r < nRanks; ++r) keys.push_back(cat("init/rank", r));
+    for (uint32_t r = 0; r < nRanks; ++r) keys.push_back(cat("init/size", r));
     c->store->wait(keys, opts.timeout);
+    for (uint32_t r = 0; r < nRanks; ++r) {
+      const Bytes other = c->store->get(keys[r]);
+      if (std::string(other.begin(), other.end()) != size)
+        return hfail(HCCL_E_PARA, cat(fn, ": rank ", rank, " was given nRanks ", nRanks, " but rank ", r, " ",
+                                      std::string(other.begin(), other.end())));
+    }
     c->store->setTimeout(c->timeout);
   } catch (const c10::DistStoreError& e) {
     return hfail(HCCL_E_TIMEOUT, cat(fn, ": rank ", rank, " of ", nRanks, " waited for the other ranks: ",
@@ -474,7 +510,8 @@ HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32
   if (destRank >= c->size || destRank == c->rank)
     return rejected(hfail(HCCL_E_PARA, cat(fn, ": destRank ", destRank, " (rank ", c->rank, " of ", c->size, ")")));
   return run(fn, *c, stream, allocs, [&] {
-    c->store->set(cat("p2p/", c->rank, "-", destRank, "/", c->sent[destRank]++), readBytes(sendBuf, bytes));
+    putBytes(*c->store, cat("p2p/", c->rank, "-", destRank, "/", c->sent[destRank]++),
+             static_cast<const uint8_t*>(sendBuf), bytes);
   });
 }
 
@@ -490,9 +527,9 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
     return rejected(hfail(HCCL_E_PARA, cat(fn, ": srcRank ", srcRank, " (rank ", c->rank, " of ", c->size, ")")));
   return run(fn, *c, stream, allocs, [&] {
     const std::string key = cat("p2p/", srcRank, "-", c->rank, "/", c->received[srcRank]++);
-    c->store->wait({key}, c->timeout);
-    Bytes data = c->store->get(key);
-    c->store->deleteKey(key);
+    size_t chunks = 0;
+    Bytes data = getBytes(*c->store, key, c->timeout, &chunks);
+    deleteBytes(*c->store, key, chunks);
     if (data.size() != bytes)
       throw std::runtime_error(cat("rank ", srcRank, " sent ", data.size(), " bytes but rank ", c->rank,
                                    " receives ", bytes));
