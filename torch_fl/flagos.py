@@ -119,6 +119,9 @@ class Event(metaclass=_EventType):
 
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
                 device: DeviceLike = None) -> torch.Event:
+        if interprocess:
+            raise RuntimeError("torch.flagos.Event(interprocess=True) is not supported: flagos events cannot be "
+                               "shared between processes")
         return torch.Event(device=torch.device("flagos", _index(device)), enable_timing=enable_timing,
                            blocking=blocking, interprocess=interprocess)
 
@@ -338,6 +341,23 @@ def empty_cache() -> None:
     _C._empty_cache()
 
 
+# torch.cuda's deprecated names of the same figures.
+def memory_cached(device: DeviceLike = None) -> int:
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: DeviceLike = None) -> int:
+    return max_memory_reserved(device)
+
+
+def reset_max_memory_allocated(device: DeviceLike = None) -> None:
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device: DeviceLike = None) -> None:
+    reset_peak_memory_stats(device)
+
+
 def host_memory_stats() -> dict:
     """Statistics of the pinned host memory allocator, named as torch.cuda.host_memory_stats names
     them ("allocations.current", "allocated_bytes.peak", "num_host_alloc", ...)."""
@@ -350,6 +370,10 @@ def reset_peak_host_memory_stats() -> None:
 
 def reset_accumulated_host_memory_stats() -> None:
     _C._host_reset_accumulated_stats()
+
+
+# What an allocation that does not fit raises (the caching allocator, the pinned allocator).
+OutOfMemoryError = torch.OutOfMemoryError
 
 
 def _is_in_bad_fork() -> bool:
@@ -417,6 +441,11 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return True
 
 
+def is_tf32_supported() -> bool:
+    """False: flagos has no TF32 matmul mode (torch.backends.cuda.matmul.allow_tf32 does not apply)."""
+    return False
+
+
 # ---- torch.compile -----------------------------------------------------------------
 
 _INDUCTOR_HOOKS = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")
@@ -444,6 +473,16 @@ _UNSUPPORTED = {
                     "flagos has no synchronization debug mode; the simulator's hazard report "
                     "(torch_fl.sim.hazard_report) finds unordered accesses instead"),
     **dict.fromkeys(("ipc_collect",), "flagos tensors cannot be shared between processes"),
+    **dict.fromkeys(("get_arch_list", "get_gencode_flags"),
+                    "flagos kernels are not compiled per architecture; see get_device_capability"),
+    **dict.fromkeys(("current_blas_handle", "current_solver_handle"), "there is no cuBLAS/cuSOLVER handle"),
+    **dict.fromkeys(("caching_allocator_enable", "caching_allocator_disabled", "get_allocator_backend"),
+                    "the caching allocator is switched with the environment variable FLAGOS_ALLOC_CACHE=0"),
+    **dict.fromkeys(("memory_usage",), "the simulated runtime reports no device telemetry (on CANN use npu-smi)"),
+    **dict.fromkeys(("amp",), "torch.cuda.amp is deprecated in PyTorch; use torch.amp.autocast('flagos') and "
+                    "torch.amp.GradScaler('flagos')"),
+    **dict.fromkeys(("profiler",), "there is no flagos profiler hook; use torch.profiler on the CPU side and "
+                    "torch.flagos.Event(enable_timing=True) for device time"),
 }
 
 

@@ -63,3 +63,21 @@ def test_unsupported_torch_cuda_names_raise_a_clear_error(name):
 def test_accelerator_graph_is_a_clear_error():
     with pytest.raises(RuntimeError, match="Graph is not supported on device type: flagos"):
         torch.accelerator.Graph()
+
+
+def test_deprecated_memory_names_and_unsupported_flags():
+    x = torch.empty(1000, device="flagos:1")
+    assert torch.flagos.memory_cached(1) == torch.flagos.memory_reserved(1)
+    assert torch.flagos.max_memory_cached(1) == torch.flagos.max_memory_reserved(1)
+    torch.flagos.reset_max_memory_allocated(1)
+    assert torch.flagos.max_memory_allocated(1) == torch.flagos.memory_allocated(1)
+    assert torch.flagos.OutOfMemoryError is torch.OutOfMemoryError
+    assert torch.flagos.is_tf32_supported() is False
+    with pytest.raises(RuntimeError, match=r"Event\(interprocess=True\) is not supported"):
+        torch.flagos.Event(interprocess=True)
+    del x
+
+
+def test_out_of_memory_is_torch_out_of_memory_error():
+    with pytest.raises(torch.flagos.OutOfMemoryError, match="flagos:0"):
+        torch.empty(1 << 40, dtype=torch.uint8, device="flagos:0")
