@@ -125,6 +125,7 @@ INT_RANGES = {
     "uint8_t": (0, 2**8 - 1),
     "int16_t": (-(2**15), 2**15 - 1),
     "int32_t": (-(2**31), 2**31 - 1),
+    "int": (-(2**31), 2**31 - 1),  # 32 bits on every target CANN supports (LP64)
     "uint32_t": (0, 2**32 - 1),
     "int64_t": (-(2**63), 2**63 - 1),
     "uint64_t": (0, 2**64 - 1),
@@ -246,7 +247,7 @@ def _int_cpp(value: int) -> str:
 # What each prototype parameter type accepts. Whether a tensor parameter is
 # written comes from the registry (`outputs:`), not from its constness: CANN
 # declares many written tensors `const aclTensor*`.
-_INT_TYPES = ("int64_t", "int32_t", "int16_t", "int8_t", "uint64_t", "uint32_t", "uint8_t")
+_INT_TYPES = ("int64_t", "int32_t", "int", "int16_t", "int8_t", "uint64_t", "uint32_t", "uint8_t")
 PARAM_FITS: dict[str, tuple[str, ...]] = {
     "const aclTensor*": ("tensor", "optional_tensor"),
     "aclTensor*": ("tensor", "optional_tensor"),

@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--explain", metavar="OP", help="print an op's schema, policy and generated C++")
     mode.add_argument("--verify-cann", metavar="DIR", nargs="+",
                       help="compare the registry's prototypes and the project's CANN declarations with checkouts of "
-                           "CANN's repositories (ops-math, ops-nn, ops-transformer, opbase, runtime; "
+                           "CANN's repositories (ops-math, ops-nn, ops-cv, ops-transformer, opbase, runtime; "
                            "[repo=]path[@commit]); exit 1 on any difference")
     parser.add_argument("--format", choices=("md", "json"), default="md", help="--report format (default md)")
     parser.add_argument("--root", default=REPO_ROOT, help="repository root (default: this checkout)")

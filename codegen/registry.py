@@ -114,7 +114,7 @@ def _read(path: str, paths: Paths, problems: Problems) -> Document | None:
 
 _PARAM = re.compile(r"(?P<ctype>.*?[ *])(?P<name>\w+)", re.ASCII | re.DOTALL)
 # hicann/<repo>/<path>: the CANN header or doc that declares the prototype.
-_SOURCE = re.compile(r"hicann/(ops-math|ops-nn|ops-transformer|opbase)/[A-Za-z0-9_./&+-]+\.(h|md)", re.ASCII)
+_SOURCE = re.compile(r"hicann/(ops-math|ops-nn|ops-cv|ops-transformer|opbase)/[A-Za-z0-9_./&+-]+\.(h|md)", re.ASCII)
 PROTOTYPE_KEYS = ("source", "params", "outputs")
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from codegen.model import AclnnPrototype, Registry
 
-REPOS = ("ops-math", "ops-nn", "ops-transformer", "opbase", "runtime")
+REPOS = ("ops-math", "ops-nn", "ops-cv", "ops-transformer", "opbase", "runtime")
 
 # Where CANN declares what acl_subset_*.h declares.
 OPBASE_HEADERS = ("include/nnopbase/aclnn/acl_meta.h", "include/nnopbase/opdev/op_errno.h")

@@ -100,6 +100,7 @@ def test_syntax_errors(text):
     ("127", "int8_t", "int8_t{127}"),
     ("-128", "const int8_t", "int8_t{-128}"),
     ("255", "uint8_t", "uint8_t{255}"),
+    ("-2147483648", "int", "int{-2147483648}"),  # a plain int: 32 bits (aclnnConvolutionBackward's groups)
     ("18446744073709551615", "uint64_t", "uint64_t{18446744073709551615u}"),
     ("-9223372036854775808", "int64_t", "int64_t{(-9223372036854775807 - 1)}"),
     ("9007199254740992", "double", "double{9007199254740992}"),
@@ -115,6 +116,7 @@ def test_literals_in_range(text, ctype, cpp):
     ("128", "int8_t", "128 is out of the range of int8_t (-128 to 127)"),
     ("300", "const int8_t", "300 is out of the range of int8_t"),
     ("-1", "uint64_t", "-1 is out of the range of uint64_t"),
+    ("2147483648", "const int", "2147483648 is out of the range of int (-2147483648 to 2147483647)"),
     ("18446744073709551616", "uint64_t", "does not fit in 64 bits"),
     ("9223372036854775808", "const aclScalar*", "out of the range of int64_t"),
     ("9007199254740993", "double", "the integer 9007199254740993 has no exact double value"),

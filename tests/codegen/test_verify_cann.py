@@ -13,7 +13,7 @@ import pytest
 
 from codegen.registry import Paths, load_registry
 
-REPOS = ("ops-math", "ops-nn", "ops-transformer")
+REPOS = ("ops-math", "ops-nn", "ops-cv", "ops-transformer")
 
 
 def fake_cann(ws, tmp_path) -> dict[str, str]:

@@ -504,6 +504,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
+    if spec.op in IMAGE_OPS:
+        return _image_cases(spec)
     if spec.op not in SPECIAL_OPS:
         return None
     aten = torch.ops.aten
@@ -591,6 +593,105 @@ def _special(spec: OpSpec) -> list[Case] | None:
     }
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
+
+
+# ---- source 1b: convolution, upsampling and padding ----------------------------------
+
+# No OpInfo is named after these overloads (F.conv2d, F.interpolate and F.pad
+# reach them through composites), and the CPU has no convolution_overrideable:
+# its reference is at::convolution.
+IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable",
+             "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_nearest3d", "upsample_nearest3d_backward",
+             "_upsample_nearest_exact2d", "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d",
+             "_upsample_nearest_exact3d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
+             "upsample_trilinear3d", "upsample_trilinear3d_backward",
+             "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
+             "replication_pad3d", "reflection_pad1d_backward", "reflection_pad2d_backward",
+             "reflection_pad3d_backward", "replication_pad1d_backward", "replication_pad2d_backward",
+             "replication_pad3d_backward")
+
+
+def _conv_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    # (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    grouped = (_rand(2, 4, 5, 5, seed=20), _rand(6, 2, 3, 3, seed=21), _rand(6, seed=22),
+               [2, 1], [1, 1], [1, 1], False, [0, 0], 2)
+    transposed = (_rand(1, 2, 3, 4, 4, seed=23), _rand(2, 3, 2, 2, 2, seed=24), None,
+                  [1, 2, 2], [0, 1, 0], [1, 1, 2], True, [0, 1, 1], 1)
+    if spec.op == "convolution_overrideable":
+        return [Case(spec, label, lambda i, w, b, *rest: aten.convolution_overrideable(i, w, b, *rest), args,
+                     ref=lambda i, w, b, *rest: aten.convolution(i, w, b, *rest), tags=("plain",))
+                for label, args in (("grouped strided padded", grouped), ("transposed 3-d dilated", transposed))]
+    cases = []
+    for label, args, mask in (("grouped strided padded", grouped, [True, True, True]),
+                              ("transposed 3-d dilated", transposed, [True, False, True])):
+        i, w, b, *rest = args
+        grad = _rand(*aten.convolution(i, w, b, *rest).shape, seed=25)
+        channels = [w.shape[1] * rest[-1] if rest[3] else w.shape[0]]
+        cases.append(Case(spec, label,
+                          lambda g, i, w, rest=rest, mask=mask: aten.convolution_backward_overrideable(
+                              g, i, w, *rest, mask),
+                          (grad, i, w),
+                          ref=lambda g, i, w, rest=rest, mask=mask, channels=channels: aten.convolution_backward(
+                              g, i, w, channels, *rest, mask),
+                          tags=("plain",)))
+    return cases
+
+
+def _upsample_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    op = getattr(aten, spec.op.removesuffix("_backward")).default
+    three = "3d" in spec.op
+    linear = "linear" in spec.op
+    x = _rand(1, 2, 3, 4, 5, seed=30) if three else _rand(2, 3, 4, 5, seed=30)
+    # (label, output_size, align_corners, scales): by size, and by scale factors as F.interpolate passes them.
+    if three:
+        variants = [("size", [5, 7, 6], False, [None, None, None]), ("scales", [6, 6, 10], True, [2.0, 1.5, 2.0])]
+    else:
+        variants = [("size", [8, 7], False, [None, None]), ("scales", [6, 10], True, [1.5, 2.0])]
+    cases = []
+    for label, size, align, scales in variants:
+        extra = [align] if linear else []
+        if spec.op.endswith("_backward"):
+            grad = _rand(*x.shape[:2], *size, seed=31)
+            cases.append(Case(spec, label, lambda g, size=size, extra=extra, scales=scales: getattr(
+                aten, spec.op).default(g, size, list(x.shape), *extra, *scales), (grad,), tags=("plain",)))
+        else:
+            cases.append(Case(spec, label, lambda t, size=size, extra=extra, scales=scales: op(t, size, *extra, *scales),
+                              (x,), tags=("plain",)))
+    return cases
+
+
+def _pad_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    k = int(spec.op.split("_pad")[1][0])
+    reflect = spec.op.startswith("reflection")
+    # (label, input, padding): batched, unbatched with a negative (cutting) padding, and
+    # for replication a padding beyond the dim (which runs in steps on CANN).
+    shapes = {1: ((2, 3, 6), (3, 6)), 2: ((2, 3, 4, 5), (3, 4, 5)), 3: ((1, 2, 3, 4, 5), (2, 3, 4, 5))}[k]
+    plain = {1: [2, 3], 2: [1, 2, 3, 0], 3: [1, 2, 0, 3, 2, 1]}[k]
+    cutting = {1: [-1, 2], 2: [-1, 2, 1, -2], 3: [1, -1, 0, 2, -1, 1]}[k]
+    variants = [("batched", _rand(*shapes[0], seed=40), plain), ("negative", _rand(*shapes[1], seed=41), cutting)]
+    if not reflect:
+        variants.append(("beyond the dim", _rand(*shapes[0], seed=42), {1: [7, 1], 2: [5, 9, 4, 1], 3: [2, 6, 4, 0, 3, 1]}[k]))
+    forward = getattr(aten, spec.op.removesuffix("_backward")).default
+    cases = []
+    for label, x, padding in variants:
+        if spec.op.endswith("_backward"):
+            grad = _rand(*forward(x, padding).shape, seed=43)
+            cases.append(Case(spec, label, lambda g, s, padding=padding: getattr(aten, spec.op).default(g, s, padding),
+                              (grad, x), tags=("plain",)))
+        else:
+            cases.append(Case(spec, label, lambda t, padding=padding: forward(t, padding), (x,), tags=("plain",)))
+    return cases
+
+
+def _image_cases(spec: OpSpec) -> list[Case]:
+    if spec.op.startswith("convolution"):
+        return _conv_cases(spec)
+    if "upsample" in spec.op:
+        return _upsample_cases(spec)
+    return _pad_cases(spec)
 
 
 # ---- picking ----------------------------------------------------------------------

@@ -49,8 +49,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("scatter.src", "opinfo:scatter#3"): "an int32 index: the CPU accepts it, flagos raises 'Expected dtype int64 for index'",
     ("scatter_.src", "opinfo:scatter.inplace#3"): "an int32 index: the CPU accepts it, flagos raises 'Expected dtype int64 "
                                                   "for index'",
-    ("native_group_norm", "opinfo:native_group_norm#20-noncontig"):
-        "a non-contiguous input: the simulator's aclnnGroupNorm requires a contiguous X and the kernel passes the view",
 }
 
 OPS = registry_ops()

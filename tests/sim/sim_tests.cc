@@ -1784,6 +1784,114 @@ TEST(phase1_reports_bad_arguments) {
   CHECK_EQ(stat("live_executors"), executors);
 }
 
+using IntArrayPtr = std::unique_ptr<aclIntArray, decltype(&aclDestroyIntArray)>;
+IntArrayPtr ints(std::vector<int64_t> values) {
+  return IntArrayPtr(aclCreateIntArray(values.data(), values.size()), &aclDestroyIntArray);
+}
+
+// The operators below check at phase 1 what CANN's docs require of them
+// (Atlas A2/A3), with CANN's status codes.
+TEST(convolution_checks_its_arguments_at_phase_1) {
+  setDevice(0);
+  const int64_t executors = stat("live_executors");
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // aclnnConvolution: FLOAT, FLOAT16, BFLOAT16; one stride/padding/dilation value per spatial dim.
+  DevTensor x(0, {1, 2, 5, 5}), w(0, {4, 2, 3, 3}), y(0, {1, 4, 3, 3});
+  DevTensor x64(0, {1, 2, 5, 5}, ACL_DOUBLE), w64(0, {4, 2, 3, 3}, ACL_DOUBLE), y64(0, {1, 4, 3, 3}, ACL_DOUBLE);
+  auto one2 = ints({1, 1}), zero2 = ints({0, 0}), one1 = ints({1});
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(nullptr, w.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_ERR_HAS("aclnnConvolution", "'input'");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x64.get(), w64.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y64.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnConvolution", "ACL_DOUBLE");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one1.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("stride");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one2.get(), zero2.get(), one2.get(), false,
+                                            zero2.get(), 2, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("groups");
+  CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x.get(), w.get(), nullptr, one2.get(), ints({1, 0}).get(), one2.get(),
+                                            false, zero2.get(), 1, y.get(), 0, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("inferred");
+  CHECK_EQ(stat("live_executors"), executors);
+}
+
+TEST(upsampling_checks_its_arguments_at_phase_1) {
+  setDevice(0);
+  const int64_t executors = stat("live_executors");
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // Dtypes per operator, output [N, C, *outputSize], no negative scale, and (bilinear) no empty tensor.
+  DevTensor img(0, {1, 1, 2, 2}), up(0, {1, 1, 4, 4}), img64(0, {1, 1, 2, 2}, ACL_DOUBLE),
+      up64(0, {1, 1, 4, 4}, ACL_DOUBLE), none(0, {0, 1, 2, 2}, ACL_FLOAT, 1), noneUp(0, {0, 1, 4, 4}, ACL_FLOAT, 1);
+  auto four = ints({4, 4});
+  CHECK_EQ(aclnnUpsampleNearestExact2dGetWorkspaceSize(img64.get(), four.get(), 0, 0, up64.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnUpsampleNearestExact2d", "ACL_DOUBLE");
+  CHECK_EQ(aclnnUpsampleNearest2dGetWorkspaceSize(img64.get(), four.get(), up64.get(), &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnUpsampleNearest2dGetWorkspaceSize(img.get(), ints({4, 5}).get(), up.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("outputSize");
+  CHECK_EQ(aclnnUpsampleBilinear2dGetWorkspaceSize(img.get(), four.get(), false, -2.0, 2.0, up.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("negative");
+  CHECK_EQ(aclnnUpsampleBilinear2dGetWorkspaceSize(none.get(), four.get(), false, 0, 0, noneUp.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("empty");
+  CHECK_EQ(aclnnUpsampleNearest2dV2GetWorkspaceSize(img.get(), nullptr, 2.0f, 2.0f, up.get(), &ws, &e),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_ERR_HAS("'outputSize'");
+  CHECK_EQ(stat("live_executors"), executors);
+}
+
+TEST(padding_checks_its_arguments_at_phase_1) {
+  setDevice(0);
+  const int64_t executors = stat("live_executors");
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // Reflection and replication: each padding value >= 0 and smaller than the dim it pads;
+  // replication takes no BOOL; the 2-d backward takes at most 7 for BFLOAT16.
+  DevTensor row(0, {1, 1, 3}), padded(0, {1, 1, 6}), flags(0, {1, 1, 3}, ACL_BOOL), flagsOut(0, {1, 1, 5}, ACL_BOOL);
+  row.write<float>({1, 2, 3});
+  CHECK_EQ(aclnnReflectionPad1dGetWorkspaceSize(row.get(), ints({2, 1}).get(), padded.get(), &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(launch(aclnnReflectionPad1d, ws, e), ACLNN_SUCCESS);
+  CHECK_VALUES(padded.read<float>(), 3, 2, 1, 2, 3, 2);
+  CHECK_EQ(aclnnReplicationPad1dGetWorkspaceSize(row.get(), ints({3, 0}).get(), padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnReplicationPad1d", "smaller than the dim");
+  CHECK_EQ(aclnnReflectionPad1dGetWorkspaceSize(row.get(), ints({-1, 4}).get(), padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_EQ(aclnnReplicationPad1dGetWorkspaceSize(flags.get(), ints({1, 1}).get(), flagsOut.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("ACL_BOOL");
+  CHECK_EQ(aclnnReflectionPad1dGetWorkspaceSize(flags.get(), ints({1, 1}).get(), flagsOut.get(), &ws, &e),
+           ACLNN_SUCCESS);
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  DevTensor plane(0, {1, 9, 9}, ACL_BF16), grad(0, {1, 17, 9}, ACL_BF16), gradIn(0, {1, 9, 9}, ACL_BF16);
+  CHECK_EQ(aclnnReplicationPad2dBackwardGetWorkspaceSize(grad.get(), plane.get(), ints({0, 0, 8, 0}).get(),
+                                                         gradIn.get(), &ws, &e), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("at most 7");
+
+  // aclnnConstantPadNd: an even pad, at most twice the dims; a negative value cuts.
+  DevTensor cutOut(0, {1, 1, 1});
+  ScalarPtr zero = floatScalar(0);
+  CHECK_EQ(aclnnConstantPadNdGetWorkspaceSize(row.get(), ints({-1, -1}).get(), zero.get(), cutOut.get(), &ws, &e),
+           ACLNN_SUCCESS);
+  CHECK_EQ(launch(aclnnConstantPadNd, ws, e), ACLNN_SUCCESS);
+  CHECK_VALUES(cutOut.read<float>(), 2);
+  CHECK_EQ(aclnnConstantPadNdGetWorkspaceSize(row.get(), ints({1}).get(), zero.get(), padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK_EQ(aclnnConstantPadNdGetWorkspaceSize(row.get(), ints({1, 1}).get(), nullptr, padded.get(), &ws, &e),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_EQ(stat("live_executors"), executors);
+}
+
 // A kernel that fails when it runs (here ATen's shape check) fails its
 // stream: the next synchronization reports ACL_ERROR_RT_AICORE_EXCEPTION with
 // the kernel's message (see kernel_failure_is_reported_by_the_next_synchronization).

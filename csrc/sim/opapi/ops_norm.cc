@@ -104,8 +104,9 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, const aclTenso
       .arg("out", out, kFloating).arg("meanOut", meanOut, kFloating).arg("rstdOut", rstdOut, kFloating);
   op.require(group > 0 && C % group == 0, "C must be divisible by group");
   return op.build([N, C, HxW, group, eps](Views& v) {
-    at::native_group_norm_out(v["out"], v["meanOut"], v["rstdOut"], v["self"], maybe(v["gamma"]), maybe(v["beta"]),
-                              N, C, HxW, group, eps);
+    // CANN takes a non-contiguous self; ATen's CPU kernel reads it as contiguous.
+    at::native_group_norm_out(v["out"], v["meanOut"], v["rstdOut"], packed(v["self"]), maybe(v["gamma"]),
+                              maybe(v["beta"]), N, C, HxW, group, eps);
   });
 }
 FSIM_PHASE2(aclnnGroupNorm)

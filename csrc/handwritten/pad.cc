@@ -1,0 +1,408 @@
+// Padding, as F.pad reaches it: constant_pad_nd (aclnnConstantPadNd), and
+// reflection_pad{1,2,3}d / replication_pad{1,2,3}d with their backwards
+// (aclnnReflectionPad*d, aclnnReplicationPad*d and their Backward operators).
+//
+// CANN's reflection and replication operators take padding values from 0 to
+// the padded dim's size - 1; ATen also takes
+// - negative values, which cut: the kernel pads a narrowed view instead;
+// - replication padding as large as wanted: replicating twice replicates
+//   the same edge, so a large padding is applied in steps that each fit,
+//   and a dim of size 1 (a video's single frame, padded causally) is
+//   replicated by expanding it (its gradient: the sum over the expansion);
+// - (CANN's 2-d backward operators take at most 7 for bfloat16): such a
+//   gradient is computed in float and rounded once.
+// A reflection padding that does not fit the narrowed dim cannot be
+// computed on CANN and raises.
+//
+// Device policy: first-tensor (self, grad_output).
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <c10/util/accumulate.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "handwritten/support.h"
+#include "runtime/launch.h"
+#include "generated/aclnn/aclnnConstantPadNd.h"
+#include "generated/aclnn/aclnnReflectionPad1d.h"
+#include "generated/aclnn/aclnnReflectionPad1dBackward.h"
+#include "generated/aclnn/aclnnReflectionPad2d.h"
+#include "generated/aclnn/aclnnReflectionPad2dBackward.h"
+#include "generated/aclnn/aclnnReflectionPad3d.h"
+#include "generated/aclnn/aclnnReflectionPad3dBackward.h"
+#include "generated/aclnn/aclnnReplicationPad1d.h"
+#include "generated/aclnn/aclnnReplicationPad1dBackward.h"
+#include "generated/aclnn/aclnnReplicationPad2d.h"
+#include "generated/aclnn/aclnnReplicationPad2dBackward.h"
+#include "generated/aclnn/aclnnReplicationPad3d.h"
+#include "generated/aclnn/aclnnReplicationPad3dBackward.h"
+
+namespace flagos {
+namespace {
+
+std::vector<int64_t> ints(c10::SymIntArrayRef values) { return C10_AS_INTARRAYREF_SLOW(values).vec(); }
+
+// `sizes` padded by `pad`: (before, after) pairs from the last dim backwards.
+std::vector<int64_t> padded_sizes(at::IntArrayRef sizes, at::IntArrayRef pad) {
+  std::vector<int64_t> out = sizes.vec();
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    out[out.size() - 1 - i] += pad[2 * i] + pad[2 * i + 1];
+  }
+  return out;
+}
+
+// ---- constant ----------------------------------------------------------------
+
+// The value as the tensor holds it (ATen fills with the converted value), so
+// that CANN gets a scalar of the tensor's kind.
+at::Scalar pad_value(at::ScalarType type, const at::Scalar& value) {
+  if (type == at::kBool) {
+    return at::Scalar(value.to<bool>());
+  }
+  if (at::isIntegralType(type, /*includeBool=*/false)) {
+    return at::Scalar(value.to<int64_t>());
+  }
+  return value;
+}
+
+at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, const at::Scalar& value) {
+  const std::vector<int64_t> pad = ints(pad_sym);
+  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  TORCH_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
+              "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
+              pad.size(), "while the input has ", self.dim(), "dimensions.");
+  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), pad);
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    const int64_t dim = self.dim() - 1 - static_cast<int64_t>(i);
+    TORCH_CHECK(sizes[dim] >= 0, "The input size ", self.size(dim), ", plus negative padding ", pad[2 * i], " and ",
+                pad[2 * i + 1], " resulted in a negative output size, which is invalid. Check dimension ", dim,
+                " of your input.");
+  }
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, sizes, self.scalar_type());
+  if (out.numel() == 0) {
+    return out;
+  }
+  const at::Scalar fill = pad_value(self.scalar_type(), value);
+  if (self.numel() == 0) {
+    return out.fill_(fill);
+  }
+  FLAGOS_GUARDED_LAUNCH(device, aclnnConstantPadNd, self, pad, fill, out);
+  return out;
+}
+
+// ---- reflection and replication ------------------------------------------------------
+
+enum class Mode { kReflect, kReplicate };
+
+// How a k-d reflection or replication padding runs on CANN: a narrowed view
+// of the input (the negative padding), dims of size 1 expanded (replication),
+// then launches.
+struct Plan {
+  std::vector<int64_t> cut_before, cut_after;  // per padded dim, the last dim first
+  std::vector<int64_t> expand;                 // per padded dim: the size a dim of 1 expands to, or 0
+  std::vector<std::vector<int64_t>> steps;     // each a CANN padding list
+  bool cuts() const {
+    return std::any_of(cut_before.begin(), cut_before.end(), [](int64_t v) { return v > 0; }) ||
+           std::any_of(cut_after.begin(), cut_after.end(), [](int64_t v) { return v > 0; });
+  }
+  bool expands() const { return std::any_of(expand.begin(), expand.end(), [](int64_t v) { return v > 0; }); }
+};
+
+const char* mode_name(Mode mode) { return mode == Mode::kReflect ? "reflection" : "replication"; }
+
+// ATen's checks of the input and padding of a k-d pad.
+void check_pad(const char* op, Mode mode, size_t k, const at::Tensor& self, at::IntArrayRef padding) {
+  TORCH_CHECK(padding.size() == 2 * k, op, ": padding size is expected to be ", 2 * k, ", but got: ", padding.size());
+  const int64_t rank = self.dim();
+  bool fits = rank == static_cast<int64_t>(k) + 1 || rank == static_cast<int64_t>(k) + 2;
+  for (int64_t d = rank == static_cast<int64_t>(k) + 2 ? 1 : 0; fits && d < rank; ++d) {
+    fits = self.size(d) != 0;
+  }
+  TORCH_CHECK(fits, "Expected ", k + 1, "D or ", k + 2,
+              "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: ",
+              self.sizes());
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t dim = rank - 1 - static_cast<int64_t>(i);
+    const int64_t size = self.size(dim), before = padding[2 * i], after = padding[2 * i + 1];
+    if (mode == Mode::kReflect) {
+      TORCH_CHECK(before < size && after < size,
+                  "Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+                  "padding (",
+                  before, ", ", after, ") at dimension ", dim, " of input ", self.sizes());
+    }
+    TORCH_CHECK(size + before + after >= 1, op, ": input size ", size, " of dimension ", dim,
+                " is too small for padding (", before, ", ", after, "): the output size would be ",
+                size + before + after);
+  }
+}
+
+// The cuts of the negative padding, then steps of positive padding that
+// each fit CANN (every value smaller than the dim it pads, as it is then).
+Plan plan_pad(const char* op, Mode mode, size_t k, at::IntArrayRef sizes_in, at::IntArrayRef padding) {
+  Plan plan;
+  std::vector<int64_t> sizes = sizes_in.vec();
+  std::vector<int64_t> left(2 * k);
+  for (size_t i = 0; i < k; ++i) {
+    const size_t dim = sizes.size() - 1 - i;
+    plan.cut_before.push_back(std::max<int64_t>(-padding[2 * i], 0));
+    plan.cut_after.push_back(std::max<int64_t>(-padding[2 * i + 1], 0));
+    sizes[dim] -= plan.cut_before[i] + plan.cut_after[i];
+    left[2 * i] = std::max<int64_t>(padding[2 * i], 0);
+    left[2 * i + 1] = std::max<int64_t>(padding[2 * i + 1], 0);
+    TORCH_CHECK(sizes[dim] >= 1 || (left[2 * i] == 0 && left[2 * i + 1] == 0), "flagos: ", op,
+                ": padding (", padding[2 * i], ", ", padding[2 * i + 1], ") cuts all of dimension ", dim,
+                " and pads it again; CANN's ", mode_name(mode), " padding cannot compute that");
+    const int64_t grow = left[2 * i] + left[2 * i + 1];
+    plan.expand.push_back(mode == Mode::kReplicate && sizes[dim] == 1 && grow > 0 ? 1 + grow : 0);
+    if (plan.expand[i] > 0) {  // CANN pads a dim by less than its size: 0 for a dim of 1
+      sizes[dim] = plan.expand[i];
+      left[2 * i] = left[2 * i + 1] = 0;
+    }
+  }
+  while (std::any_of(left.begin(), left.end(), [](int64_t v) { return v > 0; })) {
+    std::vector<int64_t> step(2 * k);
+    for (size_t i = 0; i < k; ++i) {
+      const size_t dim = sizes.size() - 1 - i;
+      const int64_t limit = sizes[dim] - 1;  // CANN: each padding value smaller than the dim it pads
+      if (mode == Mode::kReflect) {
+        TORCH_CHECK(left[2 * i] <= limit && left[2 * i + 1] <= limit, "flagos: ", op, ": padding (",
+                    padding[2 * i], ", ", padding[2 * i + 1], ") of dimension ", dim,
+                    " reflects past the part its negative padding keeps; CANN's reflection padding cannot "
+                    "compute that");
+      }
+      step[2 * i] = std::min(left[2 * i], limit);
+      step[2 * i + 1] = std::min(left[2 * i + 1], limit);
+      TORCH_INTERNAL_ASSERT(limit > 0 || (left[2 * i] == 0 && left[2 * i + 1] == 0), op,
+                            ": no padding step fits dimension ", dim);
+      left[2 * i] -= step[2 * i];
+      left[2 * i + 1] -= step[2 * i + 1];
+      sizes[dim] += step[2 * i] + step[2 * i + 1];
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+// The part of `t` that the negative padding keeps (a view).
+at::Tensor cut(const at::Tensor& t, const Plan& plan) {
+  at::Tensor view = t;
+  for (size_t i = 0; i < plan.cut_before.size(); ++i) {
+    const int64_t dim = t.dim() - 1 - static_cast<int64_t>(i);
+    if (plan.cut_before[i] > 0 || plan.cut_after[i] > 0) {
+      view = view.narrow(dim, plan.cut_before[i], view.size(dim) - plan.cut_before[i] - plan.cut_after[i]);
+    }
+  }
+  return view;
+}
+
+// `t` (the kept part) with its replicated dims of size 1 expanded (a view).
+at::Tensor expand(const at::Tensor& t, const Plan& plan) {
+  if (!plan.expands()) {
+    return t;
+  }
+  std::vector<int64_t> sizes = t.sizes().vec();
+  for (size_t i = 0; i < plan.expand.size(); ++i) {
+    if (plan.expand[i] > 0) {
+      sizes[sizes.size() - 1 - i] = plan.expand[i];
+    }
+  }
+  return t.expand(sizes);
+}
+
+// The dims a gradient sums over to undo expand().
+std::vector<int64_t> expanded_dims(int64_t rank, const Plan& plan) {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < plan.expand.size(); ++i) {
+    if (plan.expand[i] > 0) {
+      dims.push_back(rank - 1 - static_cast<int64_t>(i));
+    }
+  }
+  return dims;
+}
+
+void launch_pad(const LaunchDevice& device, Mode mode, size_t k, const at::Tensor& self,
+                const std::vector<int64_t>& padding, const at::Tensor& out) {
+  if (mode == Mode::kReflect) {
+    if (k == 1) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReflectionPad1d, self, padding, out);
+    } else if (k == 2) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReflectionPad2d, self, padding, out);
+    } else {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReflectionPad3d, self, padding, out);
+    }
+  } else {
+    if (k == 1) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReplicationPad1d, self, padding, out);
+    } else if (k == 2) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReplicationPad2d, self, padding, out);
+    } else {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReplicationPad3d, self, padding, out);
+    }
+  }
+}
+
+void launch_pad_backward(const LaunchDevice& device, Mode mode, size_t k, const at::Tensor& grad_output,
+                         const at::Tensor& self, const std::vector<int64_t>& padding, const at::Tensor& grad_input) {
+  if (mode == Mode::kReflect) {
+    if (k == 1) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReflectionPad1dBackward, grad_output, self, padding, grad_input);
+    } else if (k == 2) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReflectionPad2dBackward, grad_output, self, padding, grad_input);
+    } else {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReflectionPad3dBackward, grad_output, self, padding, grad_input);
+    }
+  } else {
+    if (k == 1) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReplicationPad1dBackward, grad_output, self, padding, grad_input);
+    } else if (k == 2) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReplicationPad2dBackward, grad_output, self, padding, grad_input);
+    } else {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnReplicationPad3dBackward, grad_output, self, padding, grad_input);
+    }
+  }
+}
+
+at::Tensor pad_forward(const char* op, Mode mode, size_t k, const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
+  const std::vector<int64_t> padding = ints(padding_sym);
+  check_pad(op, mode, k, self, padding);
+  const LaunchDevice device = launch_device_of(self);
+  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
+  if (c10::multiply_integers(sizes) == 0) {
+    return empty_on(device, sizes, self.scalar_type());
+  }
+  const Plan plan = plan_pad(op, mode, k, self.sizes(), padding);
+  at::Tensor x = expand(cut(self, plan), plan);
+  if (plan.steps.empty()) {  // nothing left to pad: the view, as a new tensor
+    return x.clone(at::MemoryFormat::Contiguous);
+  }
+  for (const std::vector<int64_t>& step : plan.steps) {
+    at::Tensor out = empty_on(device, padded_sizes(x.sizes(), step), self.scalar_type());
+    launch_pad(device, mode, k, x, step, out);
+    x = out;
+  }
+  return x;
+}
+
+at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& grad_output, const at::Tensor& self,
+                        c10::SymIntArrayRef padding_sym) {
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
+  const std::vector<int64_t> padding = ints(padding_sym);
+  check_pad(op, mode, k, self, padding);
+  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
+  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",
+              at::IntArrayRef(sizes), ", got ", grad_output.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), op, ": grad_output is ", grad_output.scalar_type(),
+              ", self is ", self.scalar_type());
+  const LaunchDevice device = launch_device_of(self, grad_output);
+  if (self.numel() == 0) {
+    return empty_on(device, self.sizes(), self.scalar_type());
+  }
+  const Plan plan = plan_pad(op, mode, k, self.sizes(), padding);
+  bool over_seven = false;
+  for (const std::vector<int64_t>& step : plan.steps) {
+    over_seven = over_seven || *std::max_element(step.begin(), step.end()) > 7;
+  }
+  // CANN's 2-d backward operators take bfloat16 padding values up to 7.
+  const bool widen = k == 2 && self.scalar_type() == at::kBFloat16 && over_seven;
+  const at::ScalarType compute = widen ? at::kFloat : self.scalar_type();
+  // The sizes before each step: the kept (and expanded) part's, then each step's result.
+  const at::Tensor kept = expand(cut(self, plan), plan);
+  std::vector<std::vector<int64_t>> before{kept.sizes().vec()};
+  for (size_t j = 0; j + 1 < plan.steps.size(); ++j) {
+    before.push_back(padded_sizes(before.back(), plan.steps[j]));
+  }
+  at::Tensor grad = widen ? grad_output.to(at::kFloat) : grad_output;
+  for (size_t j = plan.steps.size(); j-- > 0;) {
+    // `self` tells the operator the unpadded shape: the input itself for the
+    // first step, a tensor of that shape (its values unread) otherwise.
+    const bool input_fits = j == 0 && !widen && !plan.expands();
+    const at::Tensor shape = input_fits ? kept : empty_on(device, before[j], compute);
+    at::Tensor step_grad = empty_on(device, before[j], compute);
+    launch_pad_backward(device, mode, k, grad, shape, plan.steps[j], step_grad);
+    grad = step_grad;
+  }
+  if (plan.expands()) {
+    grad = grad.sum(expanded_dims(grad.dim(), plan), /*keepdim=*/true);
+  }
+  if (widen) {
+    grad = grad.to(self.scalar_type());
+  }
+  if (plan.cuts()) {
+    // The kept part's gradient; 0 for what the negative padding cut.
+    at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
+    grad_input.zero_();
+    cut(grad_input, plan).copy_(grad);
+    return grad_input;
+  }
+  if (plan.steps.empty() && !plan.expands()) {  // a padding of zeros: the gradient passes through
+    return grad_output.clone(at::MemoryFormat::Contiguous);
+  }
+  return grad;
+}
+
+at::Tensor reflection_pad1d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_forward("reflection_pad1d", Mode::kReflect, 1, self, padding);
+}
+at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_forward("reflection_pad2d", Mode::kReflect, 2, self, padding);
+}
+at::Tensor reflection_pad3d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_forward("reflection_pad3d", Mode::kReflect, 3, self, padding);
+}
+at::Tensor replication_pad1d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_forward("replication_pad1d", Mode::kReplicate, 1, self, padding);
+}
+at::Tensor replication_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_forward("replication_pad2d", Mode::kReplicate, 2, self, padding);
+}
+at::Tensor replication_pad3d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_forward("replication_pad3d", Mode::kReplicate, 3, self, padding);
+}
+at::Tensor reflection_pad1d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                     c10::SymIntArrayRef padding) {
+  return pad_backward("reflection_pad1d_backward", Mode::kReflect, 1, grad_output, self, padding);
+}
+at::Tensor reflection_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                     c10::SymIntArrayRef padding) {
+  return pad_backward("reflection_pad2d_backward", Mode::kReflect, 2, grad_output, self, padding);
+}
+at::Tensor reflection_pad3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                     c10::SymIntArrayRef padding) {
+  return pad_backward("reflection_pad3d_backward", Mode::kReflect, 3, grad_output, self, padding);
+}
+at::Tensor replication_pad1d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                      c10::SymIntArrayRef padding) {
+  return pad_backward("replication_pad1d_backward", Mode::kReplicate, 1, grad_output, self, padding);
+}
+at::Tensor replication_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                      c10::SymIntArrayRef padding) {
+  return pad_backward("replication_pad2d_backward", Mode::kReplicate, 2, grad_output, self, padding);
+}
+at::Tensor replication_pad3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                      c10::SymIntArrayRef padding) {
+  return pad_backward("replication_pad3d_backward", Mode::kReplicate, 3, grad_output, self, padding);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("constant_pad_nd", TORCH_FN(constant_pad_nd));
+  m.impl("reflection_pad1d", TORCH_FN(reflection_pad1d));
+  m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));
+  m.impl("reflection_pad3d", TORCH_FN(reflection_pad3d));
+  m.impl("replication_pad1d", TORCH_FN(replication_pad1d));
+  m.impl("replication_pad2d", TORCH_FN(replication_pad2d));
+  m.impl("replication_pad3d", TORCH_FN(replication_pad3d));
+  m.impl("reflection_pad1d_backward", TORCH_FN(reflection_pad1d_backward));
+  m.impl("reflection_pad2d_backward", TORCH_FN(reflection_pad2d_backward));
+  m.impl("reflection_pad3d_backward", TORCH_FN(reflection_pad3d_backward));
+  m.impl("replication_pad1d_backward", TORCH_FN(replication_pad1d_backward));
+  m.impl("replication_pad2d_backward", TORCH_FN(replication_pad2d_backward));
+  m.impl("replication_pad3d_backward", TORCH_FN(replication_pad3d_backward));
+}
+
+}  // namespace
+}  // namespace flagos
