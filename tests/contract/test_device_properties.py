@@ -29,6 +29,7 @@ def test_accelerator_device_capability_lists_dtypes():
 
 
 def test_mem_get_info_follows_allocations():
+    torch.flagos.empty_cache()
     free, total = torch.flagos.mem_get_info(2)
     assert 0 < free <= total == torch.flagos.get_device_properties(2).total_memory
     assert torch.accelerator.get_memory_info(2) == torch.flagos.mem_get_info(2)
@@ -36,7 +37,7 @@ def test_mem_get_info_follows_allocations():
     assert torch.flagos.mem_get_info(2)[0] <= free - (64 << 20)
     del x
     torch.flagos.empty_cache()
-    assert torch.flagos.mem_get_info(2)[0] == free
+    assert torch.flagos.mem_get_info(2)[0] >= free  # other tests' tensors may have gone meanwhile
 
 
 def test_peer_access_and_device_of():
