@@ -3,7 +3,8 @@ and each test starts on device 0 with zeroed simulator counters, async
 streams and every stream wait of the backend on. Every test must end
 without a hazard (an access to device memory that no wait orders, as the
 simulator's happens-before tracker sees it), unless it asks for the
-`hazards` fixture (negative controls)."""
+`hazards` fixture (negative controls), and without failed work left on a
+stream that no synchronization has reported."""
 
 import os
 
@@ -38,6 +39,16 @@ def _clean_flagos_state(request):
     torch_fl.sim.set_stream_mode("async")
     torch_fl.sim.set_mismatch_mode("error")
     torch_fl.sim.clear_faults()
+    # A kernel that fails when it runs is reported by the next synchronization
+    # (asynchronous streams): report it here, against the test that queued it,
+    # not in whichever test synchronizes next.
+    failed = []
+    for device in range(torch_fl.flagos.device_count()):
+        try:
+            torch_fl.flagos.synchronize(device)
+        except RuntimeError as error:
+            failed.append(f"flagos:{device}: {error}")
+    assert not failed, "the test left failed work on a stream, unreported:\n" + "\n".join(failed)
     if "hazards" not in request.fixturenames:
         report = torch_fl.sim.hazard_report()
         assert not report, "the test left unordered accesses to device memory:\n" + "\n".join(report)
