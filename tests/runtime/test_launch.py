@@ -105,7 +105,9 @@ def test_cached_executor_is_rebound_to_new_addresses():
     for t in tensors:
         t.zero_()  # one executor, rebound to each tensor
     stats = C._executor_cache_stats()
-    assert (stats["hits"], stats["misses"]) == (2, 1)
+    # One executor for the three: built here (a miss) unless an earlier test
+    # already cached it for this shape on flagos:1.
+    assert stats["hits"] + stats["misses"] == 3 and stats["misses"] <= 1
     for t in tensors:
         assert t.cpu().tolist() == [0.0] * 8
 

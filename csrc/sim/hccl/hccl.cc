@@ -175,13 +175,25 @@ HcclResult validate(const char* fn, HcclComm handle, aclrtStream stream, std::in
   return HCCL_SUCCESS;
 }
 
-// Runs `body` (which reads and writes the buffers) on the stream, with the
-// buffers accessible, and turns store failures into HCCL statuses.
+// Runs `body` (which reads and writes the buffers) in the stream's order and
+// turns store failures into HCCL statuses. The simulator runs a collective at
+// the call, on the calling thread, once the stream's queued work is done (a
+// drain; the host then counts as the buffers' last writer for the hazard
+// tracker), so work queued afterwards sees its result and a failure is
+// reported by the call itself. Real HCCL queues it on the stream instead.
 template <class Body>
 HcclResult run(const char* fn, Comm& comm, aclrtStream stream, const std::vector<AllocInfo>& allocs, Body&& body) {
   HcclResult status = HCCL_SUCCESS;
   std::lock_guard lock(comm.mutex);
-  enqueue(stream, [&] {
+  if (synchronizeStream(fn, stream) != ACL_SUCCESS) {
+    counters().rejectedLaunches++;
+    const char* why = aclGetRecentErrMsg();
+    return hfail(HCCL_E_RUNTIME, cat(fn, ": earlier work on the stream failed: ", why != nullptr ? why : "?"));
+  }
+  std::vector<Access> accesses;
+  for (const AllocInfo& a : allocs) accesses.push_back(Access{a, /*write=*/true});
+  hostAccesses(accesses, fn);
+  {
     AccessGrant grant;
     for (const AllocInfo& a : allocs) grant.add(a);
     try {
@@ -196,7 +208,7 @@ HcclResult run(const char* fn, Comm& comm, aclrtStream stream, const std::vector
     } catch (const std::exception& e) {
       status = hfail(HCCL_E_INTERNAL, cat(fn, ": ", e.what()));
     }
-  });
+  }
   if (status == HCCL_SUCCESS) {
     Counters& c = counters();
     c.launches[comm.device]++;
