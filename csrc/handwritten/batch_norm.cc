@@ -152,9 +152,48 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+// The overloads that torch.export and torch.compile decompose batch norm
+// into (eager F.batch_norm reaches native_batch_norm): the same kernels.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(const at::Tensor& input, const OptTensor& weight,
+                                                                       const OptTensor& bias, at::Tensor& running_mean,
+                                                                       at::Tensor& running_var, bool training,
+                                                                       double momentum, double eps) {
+  return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit_no_stats(const at::Tensor& input,
+                                                                                const OptTensor& weight,
+                                                                                const OptTensor& bias, bool training,
+                                                                                double momentum, double eps) {
+  return native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
+}
+
+// Training with the running statistics updated; `reserve` is empty, as on the CPU.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
+    const at::Tensor& input, const OptTensor& weight, const OptTensor& bias, at::Tensor& running_mean,
+    at::Tensor& running_var, double momentum, double eps) {
+  auto [out, mean, invstd] = native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  const at::Tensor reserve = empty_on(launch_device_of(input), {0}, at::kByte);
+  return {out, mean, invstd, reserve};
+}
+
+// `update` says the forward trained (batch statistics), as the CPU reads it.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight, const OptTensor& running_mean,
+    const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_var, bool update, double eps,
+    std::array<bool, 3> output_mask, const at::Tensor& reserve) {
+  (void)reserve;
+  return native_batch_norm_backward(grad_out, input, weight.defined() ? OptTensor(weight) : std::nullopt,
+                                    running_mean, running_var, save_mean, save_var, update, eps, output_mask);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("_native_batch_norm_legit", TORCH_FN(native_batch_norm_legit));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(native_batch_norm_legit_no_stats));
+  m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
+  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
 }
 
 }  // namespace
