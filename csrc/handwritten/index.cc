@@ -102,8 +102,11 @@ at::Tensor index(const at::Tensor& self, const IndexList& indices) {
   return out;
 }
 
-at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
-  check_same_device("index_put_", {{"self", self}, {"values", values}});
+// index_put_ and _index_put_impl_ (what index's backward and index_put_'s
+// composite call); `unsafe` skips the bounds check, CANN's flag of the same name.
+at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
+                           bool accumulate, bool unsafe) {
+  check_same_device(op, {{"self", self}, {"values", values}});
   TORCH_CHECK(values.scalar_type() == self.scalar_type(),
               "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
               " for the destination and ", values.scalar_type(), " for the source.");
@@ -114,14 +117,24 @@ at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Ten
               " cannot be broadcast to indexing result of shape ", sizes);
   if (c10::multiply_integers(sizes) > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, on_launch_device(values, device), accumulate,
-                          /*unsafe=*/false);
+                          unsafe);
   }
   return self;
+}
+
+at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
+  return index_put_impl("index_put_", self, indices, values, accumulate, /*unsafe=*/false);
+}
+
+at::Tensor& index_put_impl_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate,
+                            bool unsafe) {
+  return index_put_impl("_index_put_impl_", self, indices, values, accumulate, unsafe);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor", TORCH_FN(index));
   m.impl("index_put_", TORCH_FN(index_put_));
+  m.impl("_index_put_impl_", TORCH_FN(index_put_impl_));
 }
 
 }  // namespace
