@@ -64,7 +64,7 @@ void check_input(const char* op, const at::Tensor& input) {
               input.dim(), " dims");
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(const at::Tensor& input, const OptTensor& weight,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tensor& input, const OptTensor& weight,
                                                                  const OptTensor& bias, const OptTensor& running_mean,
                                                                  const OptTensor& running_var, bool training,
                                                                  double momentum, double eps) {
@@ -97,7 +97,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(const at::Tenso
   return {out, save_mean, save_var};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_gradients(
     const at::Tensor& grad_out, const at::Tensor& input, const OptTensor& weight, const OptTensor& running_mean,
     const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_invstd, bool train, double eps,
     std::array<bool, 3> output_mask) {
@@ -140,7 +140,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
   at::Tensor db = grad_bias.defined() && widen ? empty_on(device, {channels}, at::kFloat) : grad_bias;
   // The operator reads the batch variance where ATen passes 1 / sqrt(var + eps).
   const OptTensor mean = train ? as(save_mean) : std::nullopt;
-  const OptTensor var = train ? OptTensor(as(save_invstd)->mul(*as(save_invstd)).reciprocal_().sub_(eps))
+  const OptTensor var = train ? OptTensor(as(save_invstd)->mul(*as(save_invstd)).reciprocal_().add_(-eps))
                               : std::nullopt;
   FLAGOS_GUARDED_LAUNCH(device, aclnnBatchNormBackward, g, x, as(weight), as(running_mean), as(running_var), mean, var,
                         train, eps, output_mask, dx, dw, db);
@@ -158,23 +158,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(const at:
                                                                        const OptTensor& bias, at::Tensor& running_mean,
                                                                        at::Tensor& running_var, bool training,
                                                                        double momentum, double eps) {
-  return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  return batch_norm_forward(input, weight, bias, running_mean, running_var, training, momentum, eps);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit_no_stats(const at::Tensor& input,
                                                                                 const OptTensor& weight,
                                                                                 const OptTensor& bias, bool training,
                                                                                 double momentum, double eps) {
-  return native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
+  return batch_norm_forward(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
 }
 
 // Training with the running statistics updated; `reserve` is empty, as on the CPU.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
     const at::Tensor& input, const OptTensor& weight, const OptTensor& bias, at::Tensor& running_mean,
     at::Tensor& running_var, double momentum, double eps) {
-  auto [out, mean, invstd] = native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  auto [out, mean, invstd] = batch_norm_forward(input, weight, bias, running_mean, running_var, true, momentum, eps);
   const at::Tensor reserve = empty_on(launch_device_of(input), {0}, at::kByte);
-  return {out, mean, invstd, reserve};
+  return std::make_tuple(out, mean, invstd, reserve);
 }
 
 // `update` says the forward trained (batch statistics), as the CPU reads it.
@@ -183,13 +183,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
     const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_var, bool update, double eps,
     std::array<bool, 3> output_mask, const at::Tensor& reserve) {
   (void)reserve;
-  return native_batch_norm_backward(grad_out, input, weight.defined() ? OptTensor(weight) : std::nullopt,
+  return batch_norm_gradients(grad_out, input, weight.defined() ? OptTensor(weight) : std::nullopt,
                                     running_mean, running_var, save_mean, save_var, update, eps, output_mask);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
-  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("native_batch_norm", TORCH_FN(batch_norm_forward));
+  m.impl("native_batch_norm_backward", TORCH_FN(batch_norm_gradients));
   m.impl("_native_batch_norm_legit", TORCH_FN(native_batch_norm_legit));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(native_batch_norm_legit_no_stats));
   m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));

@@ -140,7 +140,7 @@ def test_export_overloads_with_autograd():
     w, b = torch.rand(2) + 0.5, torch.randn(2)
     results = {}
     for device in ("cpu", DEVICE):
-        xs, ws = x.to(device).requires_grad_(), w.to(device).requires_grad_()
+        xs, ws = x.to(device).detach().requires_grad_(), w.to(device).detach().requires_grad_()
         rm, rv = torch.zeros(2).to(device), torch.ones(2).to(device)
         torch_fl.sim.reset_stats()
         out = torch.ops.aten._batch_norm_with_update(xs, ws, b.to(device), rm, rv, 0.1, 1e-5)[0]
