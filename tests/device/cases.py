@@ -790,12 +790,14 @@ def _bn_cases(spec: OpSpec) -> list[Case]:
         return [Case(spec, "train", lambda i, w, b: aten._native_batch_norm_legit.no_stats(i, w, b, True, 0.1, 1e-5),
                      (x, w, b), tags=("plain",))]
     if spec.op == "_batch_norm_with_update":
-        return [Case(spec, "train", lambda i, w, b, m, v: aten._batch_norm_with_update(i, w, b, m, v, 0.1, 1e-5),
+        # Without its `reserve` (empty on the CPU as on flagos), which would make the case "empty".
+        return [Case(spec, "train", lambda i, w, b, m, v: aten._batch_norm_with_update(i, w, b, m, v, 0.1, 1e-5)[:3],
                      (x, w, b, rm, rv), tags=("plain",))]
     if spec.op == "batch_norm_backward":
         cases = []
         for label, update in (("update", True), ("no update", False)):
-            _, save_mean, save_var, reserve = aten._batch_norm_with_update(x, w, b, rm.clone(), rv.clone(), 0.1, 1e-5)
+            _, save_mean, save_var, _ = aten._batch_norm_with_update(x, w, b, rm.clone(), rv.clone(), 0.1, 1e-5)
+            reserve = torch.zeros(1, dtype=torch.uint8)  # unread; one element keeps the case non-empty
             if not update:
                 save_mean, save_var = torch.empty(0), torch.empty(0)
             cases.append(Case(spec, label, lambda g, i, w, m, v, sm, sv, r, u=update: aten.batch_norm_backward(
@@ -826,7 +828,7 @@ def _pool_cases(spec: OpSpec) -> list[Case]:
             continue
         if spec.op == "max_pool2d_with_indices.out":
             cases.append(Case(spec, label, lambda t, o, i, g=geometry: aten.max_pool2d_with_indices.out(
-                t, *g, out=o, indices=i), (x, torch.empty(0), torch.empty(0, dtype=torch.long)), tags=("plain",)))
+                t, *g, out=o, indices=i), (x, torch.zeros(2), torch.zeros(2, dtype=torch.long)), tags=("plain",)))
             continue
         out, indices = aten.max_pool2d_with_indices(x, *geometry)
         grad = _rand(*out.shape, seed=62)
@@ -836,7 +838,7 @@ def _pool_cases(spec: OpSpec) -> list[Case]:
         else:
             cases.append(Case(spec, label, lambda g, t, i, o, geo=geometry:
                               aten.max_pool2d_with_indices_backward.grad_input(g, t, *geo, i, grad_input=o),
-                              (grad, x, indices, torch.empty(0)), tags=("plain",)))
+                              (grad, x, indices, torch.zeros(2)), tags=("plain",)))
     return cases
 
 

@@ -301,6 +301,8 @@ def _scalar_case(spec):
 SCALAR_NOT_APPLICABLE = {
     "_log_softmax_backward_data": "`output` must have the shape of `grad_output`: the CPU kernel reads a 0-dim "
                                   "`output` without a check and returns values that are no behaviour to match",
+    "_native_batch_norm_legit.no_stats": "a 0-dim `bias` is no per-channel parameter: the CPU kernel reads it without "
+                                         "a check; flagos raises native_batch_norm's shape error",
 }
 
 SCALAR_OPS = [s for s in registry_ops() if s.device_check == "same-device" and s.op not in SCALAR_NOT_APPLICABLE
