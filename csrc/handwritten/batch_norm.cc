@@ -182,7 +182,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight, const OptTensor& running_mean,
     const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_var, bool update, double eps,
     std::array<bool, 3> output_mask, const at::Tensor& reserve) {
-  (void)reserve;
+  check_same_device("batch_norm_backward", {{"grad_out", grad_out}, {"input", input}, {"weight", weight},
+                                           {"running_mean", running_mean}, {"running_var", running_var},
+                                           {"save_mean", save_mean}, {"save_var", save_var}, {"reserve", reserve}});
   return batch_norm_gradients(grad_out, input, weight.defined() ? OptTensor(weight) : std::nullopt,
                                     running_mean, running_var, save_mean, save_var, update, eps, output_mask);
 }

@@ -96,6 +96,12 @@ struct Pool2d {
   }
 };
 
+// An out= tensor must be on the op's device: a CPU 0-dim one is no wrapped number.
+void check_out_device(const char* op, const at::Tensor& self, const at::Tensor& out) {
+  TORCH_CHECK(out.device() == self.device(), "Expected all tensors to be on the same device, but found at least two "
+              "devices, ", self.device(), " and ", out.device(), "! (", op, ")");
+}
+
 void pool_forward(const LaunchDevice& device, const Pool2d& pool, const at::Tensor& self, bool ceil_mode,
                   const at::Tensor& out, const at::Tensor& indices) {
   if (out.numel() == 0) {
@@ -124,6 +130,8 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tenso
                                                                  at::Tensor& out, at::Tensor& indices) {
   constexpr const char* op = "max_pool2d_with_indices.out";
   check_same_device(op, {{"self", self}, {"out", out}, {"indices", indices}});
+  check_out_device(op, self, out);
+  check_out_device(op, self, indices);
   const Pool2d pool(op, self, kernel_size, stride, padding, dilation);
   hw::check_out_dtype(out, self.scalar_type());
   hw::check_out_dtype(indices, at::kLong);
@@ -188,6 +196,7 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   constexpr const char* op = "max_pool2d_with_indices_backward.grad_input";
   check_same_device(op, {{"grad_output", grad_output}, {"self", self}, {"indices", indices},
                          {"grad_input", grad_input}});
+  check_out_device(op, self, grad_input);
   hw::check_out_dtype(grad_input, self.scalar_type());
   at::native::resize_output(grad_input, self.sizes());
   const LaunchDevice device = launch_device_of(grad_output, self, indices, grad_input);
