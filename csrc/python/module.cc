@@ -3,10 +3,13 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
+#include <pybind11/chrono.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include <mutex>
 
 #include "aten/fallback.h"
+#include "distributed/process_group_hccl.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -25,6 +28,18 @@ c10::Stream stream_of(int64_t stream_id, c10::DeviceIndex device) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "torch_fl backend: the flagos device";
+
+  // The "hccl" torch.distributed backend class, defined once torch.distributed
+  // has registered c10d::Backend with pybind (torch_fl/distributed.py).
+  m.def("_init_distributed", [](py::module_ target) {
+    if (py::hasattr(target, "ProcessGroupHCCL")) {
+      return;
+    }
+    py::class_<flagos::ProcessGroupHCCL, c10d::Backend, c10::intrusive_ptr<flagos::ProcessGroupHCCL>>(
+        target, "ProcessGroupHCCL")
+        .def(py::init<c10::intrusive_ptr<c10d::Store>, int, int, std::chrono::milliseconds>(), py::arg("store"),
+             py::arg("rank"), py::arg("size"), py::arg("timeout"), py::call_guard<py::gil_scoped_release>());
+  });
 
   m.def("_device_type", [] { return static_cast<int>(c10::DeviceType::PrivateUse1); });
   m.def("_device_count", [] { return flagos::device_count(); });

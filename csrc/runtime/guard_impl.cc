@@ -76,9 +76,15 @@ struct FlagosGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     FLAGOS_ACL_CHECK(aclrtRecordEvent(*event, acl_stream(stream)));
     set_device(previous);
   }
+  // Like a record, a wait is queued on the stream: its device is made
+  // current for the call (c10::ivalue::Future blocks the current stream of
+  // each of its devices, whichever device is current).
   void block(void* event, const c10::Stream& stream) const override {
     if (event != nullptr) {
-      FLAGOS_ACL_CHECK(aclrtStreamWaitEvent(acl_stream(stream), event));
+      const c10::DeviceIndex previous = flagos::exchange_device(stream.device_index());
+      const aclError status = aclrtStreamWaitEvent(acl_stream(stream), event);
+      set_device(previous);
+      FLAGOS_ACL_CHECK(status);
     }
   }
   bool queryEvent(void* /*event*/) const override { return true; }
