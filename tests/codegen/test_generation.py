@@ -67,6 +67,24 @@ def test_shards_include_only_the_operators_they_launch(ws):
     assert 0 < len(included) < 60
 
 
+def test_no_compiled_source_includes_every_operator():
+    """A new prototype rewrites aclnn_ops.h: were it included by the backend, the simulator's operator
+    files or its tests, adding an op would recompile them all (48 of 62 objects once)."""
+    sources = [os.path.join(REPO, "tests", "sim", "sim_tests.cc")]
+    for folder, _, names in os.walk(os.path.join(REPO, "csrc")):
+        sources += [os.path.join(folder, name) for name in names if name.endswith((".cc", ".cpp", ".h"))]
+    umbrella = os.path.join(REPO, "csrc", "generated", "aclnn_ops.h")
+    including = []
+    for path in sources:
+        if path == umbrella:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            if re.search(r'^\s*#\s*include\s*["<](?:generated/)?aclnn_ops\.h[">]', handle.read(), re.M):
+                including.append(os.path.relpath(path, REPO))
+    assert including == []
+    assert len(sources) > 60
+
+
 def test_deterministic(ws, tmp_path):
     assert ws.run().code == 0
     first = ws.outputs()
