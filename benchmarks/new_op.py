@@ -247,9 +247,9 @@ def ninja_log_times(build_dir: str) -> dict[str, float]:
 
 
 def object_times(build_dir: str) -> dict:
-    """Per-object compile times of the last build of each object, from .ninja_log."""
+    """Per-object compile times (precompiled headers included) of the last build of each, from .ninja_log."""
     times = {out: s for out, s in ninja_log_times(build_dir).items()
-             if out.endswith(".o") and os.path.exists(os.path.join(build_dir, out))}
+             if out.endswith((".o", ".gch")) and os.path.exists(os.path.join(build_dir, out))}
     if not times:
         return {"status": "unavailable: no .ninja_log"}
     ordered = sorted(times.values())
@@ -260,7 +260,7 @@ def object_times(build_dir: str) -> dict:
         "median_seconds": round(ordered[len(ordered) // 2], 1),
         "min_seconds": round(ordered[0], 1),
         "max_seconds": round(ordered[-1], 1),
-        "largest": {out.rsplit("/", 1)[-1]: round(s, 1) for out, s in largest},
+        "largest": {out.split("CMakeFiles/")[-1]: round(s, 1) for out, s in largest},
         "backend_sum_seconds": round(sum(s for o, s in times.items() if "flagos_backend.dir" in o), 1),
         "simulator_sum_seconds": round(sum(s for o, s in times.items() if "flagos_sim" in o), 1),
     }
