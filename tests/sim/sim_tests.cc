@@ -20,7 +20,23 @@
 #include <thread>
 #include <vector>
 
-#include "aclnn_ops.h"
+#include "aclnn/aclnnAdd.h"
+#include "aclnn/aclnnAdds.h"
+#include "aclnn/aclnnCast.h"
+#include "aclnn/aclnnConstantPadNd.h"
+#include "aclnn/aclnnConvolution.h"
+#include "aclnn/aclnnInplaceAdd.h"
+#include "aclnn/aclnnInplaceCopy.h"
+#include "aclnn/aclnnInplaceFillScalar.h"
+#include "aclnn/aclnnInplaceZero.h"
+#include "aclnn/aclnnMaskedSelect.h"
+#include "aclnn/aclnnReflectionPad1d.h"
+#include "aclnn/aclnnReplicationPad1d.h"
+#include "aclnn/aclnnReplicationPad2dBackward.h"
+#include "aclnn/aclnnUpsampleBilinear2d.h"
+#include "aclnn/aclnnUpsampleNearest2d.h"
+#include "aclnn/aclnnUpsampleNearest2dV2.h"
+#include "aclnn/aclnnUpsampleNearestExact2d.h"
 #include "flagos_sim.h"
 
 namespace {

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "sim_op.h"
+#include "aclnn/aclnnMaxPool2dWithIndices.h"
+#include "aclnn/aclnnMaxPool2dWithIndicesBackward.h"
 
 using namespace fsim::op;
 
