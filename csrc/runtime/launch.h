@@ -37,6 +37,7 @@
 #include "flagos/acl_api.h"
 #include "runtime/device.h"
 #include "runtime/opapi.h"
+#include "runtime/phases.h"
 
 namespace flagos {
 
@@ -198,6 +199,7 @@ struct ExecutorCacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
   uint64_t evictions = 0;
+  uint64_t rebinds = 0;  // aclSetInputTensorAddr / aclSetOutputTensorAddr calls of hits
 };
 ExecutorCacheStats executor_cache_stats();
 void reset_executor_cache_stats();
@@ -458,11 +460,15 @@ class OpApi {
 template <typename Op, typename... Args, size_t... I>
 void launch_with(c10::DeviceIndex device, const char* arg_names, std::index_sequence<I...>, const Args&... args) {
   using Params = detail::PhaseOneParams<typename Op::PhaseOne>;
+  const phases::LaunchSpan launch_span;
   const OpApi<Op>& api = OpApi<Op>::get();
   LaunchRecord record(Op::name, arg_names);
-  // A fold over the comma operator runs left to right: the record lists the
-  // tensors in the executor's order.
-  (record.template add<typename Params::template param<I>, ((Op::output_mask >> I) & 1) != 0>(I, args), ...);
+  {
+    const phases::Span record_span(phases::kRecord);
+    // A fold over the comma operator runs left to right: the record lists the
+    // tensors in the executor's order.
+    (record.template add<typename Params::template param<I>, ((Op::output_mask >> I) & 1) != 0>(I, args), ...);
+  }
   run_launch(
       record, device, reinterpret_cast<const void*>(api.phase_one()),
       [&](BoundArgs& bound, uint64_t* workspace_size, aclOpExecutor** executor) {
