@@ -122,6 +122,8 @@ PYBIND11_MODULE(_C, m) {
     out["launches"] = totals.launches;
     return out;
   });
+  m.def("_set_composite_guards_enabled", &flagos::set_composite_guards_enabled);
+  m.def("_composite_guards_enabled", &flagos::composite_guards_enabled);
 
   m.def("_fallback_counts", &flagos::fallback_counts);
   m.def("_reset_fallback_counts", &flagos::reset_fallback_counts);

@@ -23,12 +23,24 @@ std::atomic<bool> detail::guards_enabled{true};
 
 void set_guards_enabled(bool enabled) { detail::guards_enabled.store(enabled); }
 
+std::atomic<bool> detail::composite_guards_enabled{true};
+
+void set_composite_guards_enabled(bool enabled) { detail::composite_guards_enabled.store(enabled); }
+
 void LaunchGuard::restore() noexcept {
   try {
     set_device(previous_);
   } catch (const std::exception& e) {
     TORCH_WARN("flagos: restoring flagos:", static_cast<int>(previous_),
                " after a launch failed: ", e.what());
+  }
+}
+
+void CompositeGuard::restore() noexcept {
+  try {
+    set_device(previous_);
+  } catch (const std::exception& e) {
+    TORCH_WARN("flagos: restoring flagos:", static_cast<int>(previous_), " after a composite op failed: ", e.what());
   }
 }
 

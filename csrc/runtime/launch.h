@@ -150,6 +150,48 @@ class LaunchGuard {
   c10::DeviceIndex previous_ = -1;
 };
 
+// The guard at the boundary of a composite op (one that decomposes into
+// other flagos ops: rms_norm, linear, attention's math path, the foreach
+// slow paths). It makes the op's device current once, so that each inner
+// op's own LaunchGuard finds it current and makes no runtime call: 2
+// set-device calls for the whole op on another device instead of 2 per
+// inner launch, 0 on the current device. The inner guards stay: they keep
+// every launch correct whatever the boundary did (a tensor list spanning
+// devices, the switch below turned off).
+namespace detail {
+extern std::atomic<bool> composite_guards_enabled;
+}  // namespace detail
+
+// Diagnostic switch for the negative control: with composite guards off, a
+// composite pays its inner ops' guards (one switch and restore per launch).
+void set_composite_guards_enabled(bool enabled);
+inline bool composite_guards_enabled() {
+  return detail::composite_guards_enabled.load(std::memory_order_relaxed);
+}
+
+class CompositeGuard {
+ public:
+  explicit CompositeGuard(const LaunchDevice& target) {
+    if (target.has_value() && composite_guards_enabled() && guards_enabled()) {
+      const c10::DeviceIndex current = current_device();
+      if (target.index != current) {
+        set_device(target.index);
+        previous_ = current;
+      }
+    }
+  }
+  ~CompositeGuard() {
+    if (previous_ >= 0) restore();
+  }
+  CompositeGuard(const CompositeGuard&) = delete;
+  CompositeGuard& operator=(const CompositeGuard&) = delete;
+
+ private:
+  void restore() noexcept;
+
+  c10::DeviceIndex previous_ = -1;
+};
+
 // ---- checks and outputs --------------------------------------------------
 
 // One argument of a same-device check.
