@@ -159,6 +159,19 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
     out.append(("executor cache", "ratio cache off/hit", *_fmt(cache["cache_off_vs_hit"]["ratio"], "x"), ""))
     out.append(("executor cache", "ratio scalar miss/hit", *_fmt(cache["scalar_miss_vs_hit"]["ratio"], "x"), ""))
 
+    parts = host.get("breakdown", {}).get("ops", {})
+    for name, op in parts.items():
+        ns = op["ns_per_op"]
+        ph = {k: v["median"] for k, v in op["phases_ns_per_op"].items()}
+        out.append(("breakdown", f"{name} flagos / cpu", *_fmt(op["flagos_vs_cpu"], "x"),
+                    f"{ns['flagos']['median']:,.0f} vs {ns['cpu']['median']:,.0f} ns"
+                    + (f"; target <= {op['target']['flagos_vs_cpu_at_most']}" if "target" in op else "")))
+        out.append(("breakdown", f"{name} phases (ns)", f"{ph['layer_net_of_probes']:,.0f} ns", "layer",
+                    ", ".join(f"{k} {ph[k]:,.0f}" for k in ("dispatch_entry", "wrapper", "arg_conversion",
+                                                            "cache_lookup", "phase_one", "launch_other",
+                                                            "simulator"))
+                    + f"; launches/op {op['per_op_counts']['launches']:g}"))
+
     gen = results["figures"]["generator"]
     syn = gen["synthetic_registry"]
     for name, run in gen["runs"].items():

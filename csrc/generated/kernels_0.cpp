@@ -51,6 +51,7 @@ namespace {
 // add.Scalar: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_add_Scalar(const at::Tensor & self, const at::Scalar & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -61,6 +62,7 @@ at::Tensor wrapper_add_Scalar(const at::Tensor & self, const at::Scalar & other,
 // any: any(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_any(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("any", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, at::kBool);
@@ -71,6 +73,7 @@ at::Tensor wrapper_any(const at::Tensor & self) {
 // asin: asin(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_asin(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("asin", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -81,6 +84,7 @@ at::Tensor wrapper_asin(const at::Tensor & self) {
 // asin.out: asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_asin_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("asin.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -95,6 +99,7 @@ at::Tensor & wrapper_asin_out(const at::Tensor & self, at::Tensor & out) {
 // atan2.out: atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan2.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -109,11 +114,12 @@ at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other
 // bitwise_or_.Tensor: bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_bitwise_or__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, other.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrTensor, self, other, self);
@@ -123,6 +129,7 @@ at::Tensor & wrapper_bitwise_or__Tensor(at::Tensor & self, const at::Tensor & ot
 // bitwise_xor.Tensor: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -132,7 +139,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorTensor, self, other, out);
@@ -142,6 +149,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
 // bitwise_xor.Tensor_out: bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -151,7 +159,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorTensor, self, other, out);
@@ -161,6 +169,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
 // clamp_max: clamp_max(Tensor self, Scalar max) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_clamp_max(const at::Tensor & self, const at::Scalar & max) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, max));
@@ -171,6 +180,7 @@ at::Tensor wrapper_clamp_max(const at::Tensor & self, const at::Scalar & max) {
 // clamp_max_.Tensor: clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, max
 at::Tensor & wrapper_clamp_max__Tensor(at::Tensor & self, const at::Tensor & max) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max_.Tensor", {{"self", self}, {"max", max}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, max);
   if (flagos::gen::any_cpu_scalar(max)) {
@@ -184,6 +194,7 @@ at::Tensor & wrapper_clamp_max__Tensor(at::Tensor & self, const at::Tensor & max
 // clamp_min.Tensor_out: clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, min
 at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Tensor & min, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min.Tensor_out", {{"self", self}, {"min", min}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, min);
   if (flagos::gen::any_cpu_scalar(self, min)) {
@@ -198,6 +209,7 @@ at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Ten
 // cosh.out: cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_cosh_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cosh.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -212,6 +224,7 @@ at::Tensor & wrapper_cosh_out(const at::Tensor & self, at::Tensor & out) {
 // cosh_: cosh_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_cosh_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cosh_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCosh, self, self);
@@ -221,6 +234,7 @@ at::Tensor & wrapper_cosh_(at::Tensor & self) {
 // div.Tensor: div.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("div.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -230,7 +244,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDiv, self, other, out);
@@ -240,6 +254,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
 // erfc: erfc(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_erfc(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erfc", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -250,6 +265,7 @@ at::Tensor wrapper_erfc(const at::Tensor & self) {
 // erfc_: erfc_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_erfc_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erfc_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, self);
@@ -259,6 +275,7 @@ at::Tensor & wrapper_erfc_(at::Tensor & self) {
 // fmod.Scalar: fmod.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_fmod_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -269,6 +286,7 @@ at::Tensor wrapper_fmod_Scalar(const at::Tensor & self, const at::Scalar & other
 // fmod.Tensor_out: fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -278,7 +296,7 @@ at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor &
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodTensor, self, other, out);
@@ -288,6 +306,7 @@ at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor &
 // logical_or.out: logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_or.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -302,6 +321,7 @@ at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & 
 // mean: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_mean(const at::Tensor & self, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mean", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, dtype.value_or(self.scalar_type()));
@@ -312,6 +332,7 @@ at::Tensor wrapper_mean(const at::Tensor & self, ::std::optional<at::ScalarType>
 // mean.dim: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_mean_dim(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mean.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), dtype.value_or(self.scalar_type()));
@@ -322,6 +343,7 @@ at::Tensor wrapper_mean_dim(const at::Tensor & self, at::OptionalIntArrayRef dim
 // mv: mv(Tensor self, Tensor vec) -> Tensor
 // guard first-tensor: the first flagos tensor among self, vec
 at::Tensor wrapper_mv(const at::Tensor & self, const at::Tensor & vec) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mv", {{"self", self}, {"vec", vec}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, vec);
   if (flagos::gen::any_cpu_scalar(self, vec)) {
@@ -336,6 +358,7 @@ at::Tensor wrapper_mv(const at::Tensor & self, const at::Tensor & vec) {
 // native_layer_norm: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 // guard explicit-arg: the device of `input`
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_layer_norm", {{"input", input}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   if (flagos::gen::any_cpu_scalar(input)) {
@@ -352,6 +375,7 @@ at::Tensor wrapper_mv(const at::Tensor & self, const at::Tensor & vec) {
 // pow.Tensor_Tensor_out: pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, exponent
 at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Tensor & exponent, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Tensor_Tensor_out", {{"self", self}, {"exponent", exponent}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, exponent);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -361,7 +385,7 @@ at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Te
   at::native::resize_output(out, at::infer_size(self.sizes(), exponent.sizes()));
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorTensor, self, exponent, out);
@@ -371,6 +395,7 @@ at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Te
 // remainder.Scalar_out: remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_remainder_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -385,6 +410,7 @@ at::Tensor & wrapper_remainder_Scalar_out(const at::Tensor & self, const at::Sca
 // remainder.Tensor_out: remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -394,7 +420,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorTensor, self, other, out);
@@ -404,6 +430,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
 // rsqrt.out: rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("rsqrt.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -418,6 +445,7 @@ at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
 // sin: sin(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sin(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sin", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -428,6 +456,7 @@ at::Tensor wrapper_sin(const at::Tensor & self) {
 // sin.out: sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sin.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -442,6 +471,7 @@ at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
 // sinh.out: sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sinh_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sinh.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -456,6 +486,7 @@ at::Tensor & wrapper_sinh_out(const at::Tensor & self, at::Tensor & out) {
 // sub.Scalar: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sub_Scalar(const at::Tensor & self, const at::Scalar & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sub.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -466,6 +497,7 @@ at::Tensor wrapper_sub_Scalar(const at::Tensor & self, const at::Scalar & other,
 // sum.dim_IntList: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sum_dim_IntList(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sum.dim_IntList", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -476,6 +508,7 @@ at::Tensor wrapper_sum_dim_IntList(const at::Tensor & self, at::OptionalIntArray
 // tanh_: tanh_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_tanh_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tanh_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, self);
@@ -485,6 +518,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
 // tril: tril(Tensor self, SymInt diagonal=0) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_tril(const at::Tensor & self, c10::SymInt diagonal) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tril", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -495,6 +529,7 @@ at::Tensor wrapper_tril(const at::Tensor & self, c10::SymInt diagonal) {
 // triu_: triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_triu_(at::Tensor & self, c10::SymInt diagonal) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("triu_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTriu, self, diagonal.expect_int());

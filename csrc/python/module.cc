@@ -16,6 +16,7 @@
 #include "runtime/host_allocator.h"
 #include "runtime/launch.h"
 #include "runtime/opapi.h"
+#include "runtime/phases.h"
 #include "runtime/stream.h"
 
 namespace py = pybind11;
@@ -221,9 +222,27 @@ PYBIND11_MODULE(_C, m) {
     out["hits"] = s.hits;
     out["misses"] = s.misses;
     out["evictions"] = s.evictions;
+    out["rebinds"] = s.rebinds;
     return out;
   });
   m.def("_reset_executor_cache_stats", &flagos::reset_executor_cache_stats);
+  // The benchmark's per-phase probes (runtime/phases.h): the calling thread's
+  // totals in ns since its last reset.
+  m.def("_set_phase_probes", &flagos::phases::set_enabled);
+  m.def("_reset_phase_totals", &flagos::phases::reset);
+  m.def("_phase_totals", [] {
+    const flagos::phases::Totals totals = flagos::phases::read();
+    py::dict out;
+    for (int p = 0; p < flagos::phases::kCount; ++p) {
+      const auto phase = static_cast<flagos::phases::Phase>(p);
+      out[py::str(std::string(flagos::phases::name(phase)) + "_ns")] = totals.ns[p];
+    }
+    out["kernels"] = totals.kernels;
+    out["launches"] = totals.launches;
+    return out;
+  });
+  m.def("_set_composite_guards_enabled", &flagos::set_composite_guards_enabled);
+  m.def("_composite_guards_enabled", &flagos::composite_guards_enabled);
 
   m.def("_fallback_counts", &flagos::fallback_counts);
   m.def("_reset_fallback_counts", &flagos::reset_fallback_counts);
