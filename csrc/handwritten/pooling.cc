@@ -1,6 +1,9 @@
 // 2-d max pooling, forward and backward: max_pool2d_with_indices (and .out),
 // max_pool2d_with_indices_backward (and .grad_input), on
-// aclnnMaxPool2dWithIndices and aclnnMaxPool2dWithIndicesBackward.
+// aclnnMaxPool2dWithIndices and aclnnMaxPool2dWithIndicesBackward; and 2-d
+// average pooling: avg_pool2d (and .out), avg_pool2d_backward (and
+// .grad_input), on aclnnAvgPool2d and aclnnAvgPool2dBackward (float, half and
+// bfloat16 on A2/A3; divisor_override None is CANN's 0).
 //
 // F.max_pool2d of a flagos tensor reaches max_pool2d_with_indices (ATen's
 // max_pool2d composite keeps its own kernel for CPU tensors only).
@@ -23,6 +26,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -30,6 +34,8 @@
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnMaxPool2dWithIndices.h"
 #include "generated/aclnn/aclnnMaxPool2dWithIndicesBackward.h"
+#include "generated/aclnn/aclnnAvgPool2d.h"
+#include "generated/aclnn/aclnnAvgPool2dBackward.h"
 
 namespace flagos {
 namespace {
@@ -71,7 +77,7 @@ struct Pool2d {
     TORCH_CHECK(self.scalar_type() == at::kFloat || self.scalar_type() == at::kHalf ||
                     self.scalar_type() == at::kBFloat16,
                 op, " on flagos: ", self.scalar_type(),
-                " is not supported (CANN's max pooling takes float, half and bfloat16)");
+                " is not supported (CANN's pooling takes float, half and bfloat16)");
   }
 
   static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil) {
@@ -204,11 +210,105 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   return grad_input;
 }
 
+// ATen's avg_pool2d has no dilation: the geometry with dilation 1.
+Pool2d avg_pool(const char* op, const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                at::IntArrayRef padding, std::optional<int64_t> divisor_override) {
+  TORCH_CHECK(!divisor_override.has_value() || *divisor_override != 0, op, ": divisor must be not zero");
+  const int64_t unit = 1;
+  return Pool2d(op, self, kernel_size, stride, padding, at::IntArrayRef(unit));
+}
+
+// CANN's "no override" is 0, which ATen refuses as a divisor.
+int64_t divisor_of(std::optional<int64_t> divisor_override) { return divisor_override.value_or(0); }
+
+constexpr int8_t kKeepDtype = 0;  // cubeMathType KEEP_DTYPE
+
+void avg_forward(const LaunchDevice& device, const Pool2d& pool, const at::Tensor& self, bool ceil_mode,
+                 bool count_include_pad, std::optional<int64_t> divisor_override, const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;  // a zero batch: CANN takes no empty tensor
+  }
+  FLAGOS_GUARDED_LAUNCH(device, aclnnAvgPool2d, self, pool.kernel, pool.stride, pool.padding, ceil_mode,
+                        count_include_pad, divisor_of(divisor_override), kKeepDtype, out);
+}
+
+at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override) {
+  constexpr const char* op = "avg_pool2d";
+  const Pool2d pool = avg_pool(op, self, kernel_size, stride, padding, divisor_override);
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, pool.output_sizes(op, self, ceil_mode), self.scalar_type());
+  avg_forward(device, pool, self, ceil_mode, count_include_pad, divisor_override, out);
+  return out;
+}
+
+at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                           at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override, at::Tensor& out) {
+  constexpr const char* op = "avg_pool2d.out";
+  check_same_device(op, {{"self", self}, {"out", out}});
+  check_out_device(op, self, out);
+  const Pool2d pool = avg_pool(op, self, kernel_size, stride, padding, divisor_override);
+  hw::check_out_dtype(out, self.scalar_type());
+  at::native::resize_output(out, pool.output_sizes(op, self, ceil_mode));
+  const LaunchDevice device = launch_device_of(self, out);
+  avg_forward(device, pool, self, ceil_mode, count_include_pad, divisor_override, out);
+  return out;
+}
+
+void avg_backward(const char* op, const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                  at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override, const at::Tensor& grad_input) {
+  const Pool2d pool = avg_pool(op, self, kernel_size, stride, padding, divisor_override);
+  const std::vector<int64_t> sizes = pool.output_sizes(op, self, ceil_mode);
+  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",
+              at::IntArrayRef(sizes), ", got ", grad_output.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), op, ": grad_output is ", grad_output.scalar_type(),
+              ", self is ", self.scalar_type());
+  if (grad_input.numel() == 0) {
+    return;
+  }
+  FLAGOS_GUARDED_LAUNCH(device, aclnnAvgPool2dBackward, grad_output, self, pool.kernel, pool.stride, pool.padding,
+                        ceil_mode, count_include_pad, divisor_of(divisor_override), kKeepDtype, grad_input);
+}
+
+at::Tensor avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+  constexpr const char* op = "avg_pool2d_backward";
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
+  const LaunchDevice device = launch_device_of(grad_output, self);
+  at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
+  avg_backward(op, device, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override, grad_input);
+  return grad_input;
+}
+
+at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                                    at::Tensor& grad_input) {
+  constexpr const char* op = "avg_pool2d_backward.grad_input";
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}, {"grad_input", grad_input}});
+  check_out_device(op, self, grad_input);
+  hw::check_out_dtype(grad_input, self.scalar_type());
+  at::native::resize_output(grad_input, self.sizes());
+  const LaunchDevice device = launch_device_of(grad_output, self, grad_input);
+  avg_backward(op, device, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override, grad_input);
+  return grad_input;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_with_indices));
   m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_with_indices_backward));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_with_indices_backward_out));
+  m.impl("avg_pool2d", TORCH_FN(avg_pool2d));
+  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
+  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_backward));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
 }
 
 }  // namespace

@@ -12,15 +12,30 @@
 //   INT32 only (INT8 is the mask variant's);
 // - indices are the flat index h * W + w of the maximum in its input plane,
 //   ATen's convention, so they pass between the two operators unchanged.
+//
+// 2-d average pooling: aclnnAvgPool2d and aclnnAvgPool2dBackward
+// (ops-nn pooling/avg_pool3_d, pooling/avg_pool3_d_grad; docs
+// aclnnAvgPool2d.md, aclnnAvgPool2dBackward.md), for Atlas A2/A3:
+// - self (and gradOutput, gradInput, out) 3-d or 4-d, FLOAT, FLOAT16 or
+//   BFLOAT16, one dtype, not empty; kernelSize and strides 1 or 2 values > 0,
+//   paddings 1 or 2 values in [0, kernelSize / 2];
+// - divisorOverride 0 means none; cubeMathType 0 (KEEP_DTYPE), 2 (USE_FP16,
+//   not for BFLOAT16) or 3 (USE_HF32); 1 is refused for FLOAT32 on A2/A3;
+// - out (gradOutput) has the pooled shape, ceilMode as ATen.
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
+#include <ATen/ops/avg_pool2d.h>
+#include <ATen/ops/avg_pool2d_backward.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim_op.h"
 #include "aclnn/aclnnMaxPool2dWithIndices.h"
 #include "aclnn/aclnnMaxPool2dWithIndicesBackward.h"
+#include "aclnn/aclnnAvgPool2d.h"
+#include "aclnn/aclnnAvgPool2dBackward.h"
 
 using namespace fsim::op;
 
@@ -36,11 +51,12 @@ struct Pool {
   bool ok = false;
   int64_t kH = 0, kW = 0, sH = 0, sW = 0, pH = 0, pW = 0, dH = 1, dW = 1;
 
+  // dilation nullptr: an operator without one (average pooling), all 1.
   Pool(const aclIntArray* kernelSize, const aclIntArray* stride, const aclIntArray* padding,
        const aclIntArray* dilation) {
-    if (kernelSize == nullptr || stride == nullptr || padding == nullptr || dilation == nullptr) return;
+    if (kernelSize == nullptr || stride == nullptr || padding == nullptr) return;
     const std::vector<int64_t> k = intsOf(kernelSize), s = intsOf(stride), p = intsOf(padding),
-                               d = intsOf(dilation);
+                               d = dilation != nullptr ? intsOf(dilation) : std::vector<int64_t>{1};
     if (k.empty() || k.size() > 2 || s.size() > 2 || p.empty() || p.size() > 2 || d.empty() || d.size() > 2) return;
     kH = k[0];
     kW = k.back();
@@ -154,3 +170,73 @@ aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
   });
 }
 FSIM_PHASE2(aclnnMaxPool2dWithIndicesBackward)
+
+namespace {
+
+constexpr DTypes kAvgTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+
+// cubeMathType on A2/A3: KEEP_DTYPE, USE_FP16 (not for BFLOAT16), USE_HF32;
+// ALLOW_FP32_DOWN_PRECISION (1) is refused for FLOAT32.
+bool cubeMathTypeValid(int8_t cubeMathType, const aclTensor* self) {
+  if (cubeMathType < 0 || cubeMathType > 3) return false;
+  if (self == nullptr) return true;
+  if (cubeMathType == 1 && self->dtype == ACL_FLOAT) return false;
+  return !(cubeMathType == 2 && self->dtype == ACL_BF16);
+}
+
+std::optional<int64_t> divisorOf(int64_t divisorOverride) {
+  return divisorOverride == 0 ? std::nullopt : std::optional<int64_t>(divisorOverride);
+}
+
+// The checks both average-pooling operators make; `pooled` is out or gradOutput.
+void checkAvg(Op& op, const Pool& pool, const aclTensor* self, const aclTensor* pooled, const aclTensor* full,
+              bool ceilMode, int8_t cubeMathType) {
+  op.require(self == nullptr || self->viewDims.size() == 3 || self->viewDims.size() == 4, "self must be 3-d or 4-d");
+  op.require(self == nullptr || noZero(self->viewDims), "self must not be empty");
+  op.require(self == nullptr || pooled == nullptr || self->dtype == pooled->dtype,
+             "all tensors must have self's dtype");
+  op.require(self == nullptr || full == nullptr || (self->dtype == full->dtype && self->viewDims == full->viewDims),
+             "the full-size output must have self's dtype and shape");
+  op.require(pool.ok, "kernelSize and paddings need 1 or 2 values, strides 0, 1 or 2");
+  op.require(pool.positive(), "kernelSize and strides must be > 0");
+  op.require(pool.paddingWithin(2), "paddings must be >= 0 and <= kernelSize / 2");
+  op.require(cubeMathTypeValid(cubeMathType, self), "cubeMathType is not supported for this dtype on Atlas A2/A3");
+  const std::vector<int64_t> shape = pool.output(self, ceilMode);
+  op.require(pooled == nullptr || shape.empty() || pooled->viewDims == shape, "out must have the pooled shape");
+}
+
+}  // namespace
+
+aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* kernelSize,
+                                           const aclIntArray* strides, const aclIntArray* paddings,
+                                           const bool ceilMode, const bool countIncludePad,
+                                           const int64_t divisorOverride, const int8_t cubeMathType, aclTensor* out,
+                                           uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnAvgPool2d", workspaceSize, executor);
+  op.arg("self", self, kAvgTypes).arg("kernelSize", kernelSize).arg("strides", strides).arg("paddings", paddings)
+      .arg("out", out, kAvgTypes);
+  const Pool pool(kernelSize, strides, paddings, nullptr);
+  checkAvg(op, pool, self, out, nullptr, ceilMode, cubeMathType);
+  return op.build([pool, ceilMode, countIncludePad, divisorOverride](Views& v) {
+    at::avg_pool2d_out(v["out"], v["self"], pool.kernel(), pool.stride(), pool.padding(), ceilMode, countIncludePad,
+                       divisorOf(divisorOverride));
+  });
+}
+FSIM_PHASE2(aclnnAvgPool2d)
+
+aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                   const aclIntArray* kernelSize, const aclIntArray* stride,
+                                                   const aclIntArray* padding, bool ceilMode, bool countIncludePad,
+                                                   int64_t divisorOverride, int8_t cubeMathType, aclTensor* gradInput,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnAvgPool2dBackward", workspaceSize, executor);
+  op.arg("gradOutput", gradOutput, kAvgTypes).arg("self", self, kAvgTypes).arg("kernelSize", kernelSize)
+      .arg("stride", stride).arg("padding", padding).arg("gradInput", gradInput, kAvgTypes);
+  const Pool pool(kernelSize, stride, padding, nullptr);
+  checkAvg(op, pool, self, gradOutput, gradInput, ceilMode, cubeMathType);
+  return op.build([pool, ceilMode, countIncludePad, divisorOverride](Views& v) {
+    at::avg_pool2d_backward_out(v["gradInput"], v["gradOutput"], v["self"], pool.kernel(), pool.stride(),
+                                pool.padding(), ceilMode, countIncludePad, divisorOf(divisorOverride));
+  });
+}
+FSIM_PHASE2(aclnnAvgPool2dBackward)
