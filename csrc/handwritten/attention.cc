@@ -34,6 +34,7 @@
 // The gradient of the mask is not computed (CANN leaves dpse unwritten):
 // _fused_sdp_choice keeps a mask that requires grad on the math path.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/ones.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/SymInt.h>
 #include <torch/library.h>

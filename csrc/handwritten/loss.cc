@@ -14,6 +14,7 @@
 #include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/promote_types.h>
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
 

@@ -30,7 +30,7 @@ namespace flagos {
 namespace {
 
 // cubeMathType KEEP_DTYPE: compute in the input dtype, no HF32 down-conversion.
-constexpr int8_t kKeepDtype = 0;
+constexpr int8_t kMatmulKeepDtype = 0;
 
 void check_same_dtype(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
@@ -94,7 +94,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   const LaunchDevice device = launch_device_of(self, mat2);
   at::Tensor out = empty_on(device, mm_sizes(self, mat2), self.scalar_type());
   if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kKeepDtype);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kMatmulKeepDtype);
   }
   return out;
 }
@@ -107,7 +107,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   const LaunchDevice device = launch_device_of(self, out, mat2);
   at::native::resize_output(out, mm_sizes(self, mat2));
   if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kKeepDtype);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kMatmulKeepDtype);
   }
   return out;
 }
@@ -119,7 +119,7 @@ at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
   const LaunchDevice device = launch_device_of(self, mat2);
   at::Tensor out = empty_on(device, bmm_sizes(self, mat2), self.scalar_type());
   if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kKeepDtype);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kMatmulKeepDtype);
   }
   return out;
 }
@@ -131,7 +131,7 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
   const LaunchDevice device = launch_device_of(self, out, mat2);
   at::native::resize_output(out, bmm_sizes(self, mat2));
   if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kKeepDtype);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kMatmulKeepDtype);
   }
   return out;
 }
@@ -143,7 +143,7 @@ at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
   const LaunchDevice device = launch_device_of(self, other);
   at::Tensor out = empty_on(device, matmul_sizes(self, other), self.scalar_type());
   if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kKeepDtype);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kMatmulKeepDtype);
   }
   return out;
 }
@@ -155,7 +155,7 @@ at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tens
   const LaunchDevice device = launch_device_of(self, out, other);
   at::native::resize_output(out, matmul_sizes(self, other));
   if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kKeepDtype);
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kMatmulKeepDtype);
   }
   return out;
 }

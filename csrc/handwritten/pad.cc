@@ -44,7 +44,7 @@
 namespace flagos {
 namespace {
 
-std::vector<int64_t> ints(c10::SymIntArrayRef values) { return C10_AS_INTARRAYREF_SLOW(values).vec(); }
+std::vector<int64_t> pad_ints(c10::SymIntArrayRef values) { return C10_AS_INTARRAYREF_SLOW(values).vec(); }
 
 // `sizes` padded by `pad`: (before, after) pairs from the last dim backwards.
 std::vector<int64_t> padded_sizes(at::IntArrayRef sizes, at::IntArrayRef pad) {
@@ -70,7 +70,7 @@ at::Scalar pad_value(at::ScalarType type, const at::Scalar& value) {
 }
 
 at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, const at::Scalar& value) {
-  const std::vector<int64_t> pad = ints(pad_sym);
+  const std::vector<int64_t> pad = pad_ints(pad_sym);
   TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
   TORCH_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
               "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
@@ -268,7 +268,7 @@ void launch_pad_backward(const LaunchDevice& device, Mode mode, size_t k, const 
 }
 
 at::Tensor pad_forward(const char* op, Mode mode, size_t k, const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
-  const std::vector<int64_t> padding = ints(padding_sym);
+  const std::vector<int64_t> padding = pad_ints(padding_sym);
   check_pad(op, mode, k, self, padding);
   const LaunchDevice device = launch_device_of(self);
   const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
@@ -291,7 +291,7 @@ at::Tensor pad_forward(const char* op, Mode mode, size_t k, const at::Tensor& se
 at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& grad_output, const at::Tensor& self,
                         c10::SymIntArrayRef padding_sym) {
   check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
-  const std::vector<int64_t> padding = ints(padding_sym);
+  const std::vector<int64_t> padding = pad_ints(padding_sym);
   check_pad(op, mode, k, self, padding);
   const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",

@@ -1,9 +1,11 @@
-// torch_fl._C: the Python face of the backend. The only translation unit
-// that includes torch/extension.h (it costs ~25 s to compile).
+// torch_fl._C: the Python face of the backend. It includes torch's pybind
+// glue (torch/csrc/utils/pybind.h), not torch/extension.h: that one also
+// pulls the whole C++ frontend (torch/all.h), which this module never uses.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/csrc/Generator.h>
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
 #include <pybind11/chrono.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include <mutex>

@@ -425,7 +425,7 @@ FlagosAllocator current_device_allocator;
 // c10 hands this allocator out for PrivateUse1: torch.UntypedStorage(n,
 // device="flagos:1"), storage.clone(), torch.load and deepcopy allocate
 // through it (they make the storage's device current first).
-const bool registered = [] {
+const bool allocator_registered = [] {
   c10::SetAllocator(c10::DeviceType::PrivateUse1, &current_device_allocator);
   return true;
 }();

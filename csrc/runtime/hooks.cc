@@ -132,7 +132,7 @@ struct FlagosHooks final : public at::PrivateUse1HooksInterface {
   }
 };
 
-const bool registered = [] {
+const bool hooks_registered = [] {
   static FlagosHooks hooks;
   at::RegisterPrivateUse1HooksInterface(&hooks);
   return true;

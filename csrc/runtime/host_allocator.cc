@@ -251,7 +251,7 @@ PinnedPool& pool() {
 
 void PinnedPool::release(void* ptr) { pool().give_back(ptr); }
 
-const bool registered = [] {
+const bool host_allocator_registered = [] {
   at::setHostAllocator(c10::DeviceType::PrivateUse1, &pool());
   return true;
 }();

@@ -129,6 +129,7 @@ def compile_flags(root: str, include: str, stand_in: str) -> list[str]:
     import torch.utils.cpp_extension
 
     flags = ["-std=gnu++20", "-fsyntax-only", "-Wno-deprecated-declarations", "-DFLAGOS_WITH_CANN",
+             "-DAT_PER_OPERATOR_HEADERS",  # as the build (csrc/CMakeLists.txt)
              '-DFLAGOS_DEFAULT_OPAPI_LIB="libopapi.so"',
              f"-I{os.path.join(root, 'csrc')}", f"-I{os.path.join(root, 'csrc', 'include')}",
              f"-I{include}", f"-I{os.path.join(include, *HCCL_INCLUDE)}", f"-I{stand_in}", f"-I{sysconfig.get_paths()['include']}"]
