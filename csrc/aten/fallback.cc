@@ -1,5 +1,7 @@
 #include "aten/fallback.h"
 
+#include "aten/dtype_fallback.h"
+
 #include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
@@ -8,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <memory>
 #include <optional>
 
 namespace flagos {
@@ -46,6 +49,19 @@ void check_one_flagos_device(const c10::OperatorHandle& op, const torch::jit::St
       }
     }
   }
+  // An out= tensor (any argument the op writes) must be on the op's device
+  // too, as a kernel's check (and CUDA) requires: the fallback would write a
+  // CPU out= tensor through its CPU copy and hide the mistake.
+  if (!common.has_value()) return;
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::Argument& argument = op.schema().arguments()[i];
+    const c10::IValue& value = stack[stack.size() - num_args + i];
+    if (argument.alias_info() == nullptr || !argument.alias_info()->isWrite() || !value.isTensor()) continue;
+    const at::Tensor& tensor = value.toTensor();
+    if (tensor.defined() && !tensor.is_privateuseone()) {
+      c10::impl::check_and_update_common_device(common, tensor, op_name.c_str(), argument.name().c_str());
+    }
+  }
 }
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -68,11 +84,76 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
 
+std::string name_of(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.schema().operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
 
 }  // namespace
+
+namespace detail {
+
+DtypeFallbackReason& dtype_fallback_reason() {
+  thread_local DtypeFallbackReason reason;
+  return reason;
+}
+
+const c10::OperatorHandle& aten_op_handle(const char* name_and_overload) {
+  const std::string text(name_and_overload);
+  const size_t dot = text.find('.');
+  const std::string name = "aten::" + text.substr(0, dot);
+  const std::string overload = dot == std::string::npos ? "" : text.substr(dot + 1);
+  // The dispatcher keeps an operator's handle alive for the process.
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<c10::OperatorHandle>> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = handles[text];
+  if (!slot) {
+    slot = std::make_unique<c10::OperatorHandle>(
+        c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str()));
+  }
+  return *slot;
+}
+
+}  // namespace detail
+
+void dtype_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const std::string op_name = name_of(op);
+  const DtypeUnsupported* reason = detail::dtype_fallback_reason().error;
+  const std::string dtype = reason != nullptr ? std::string(c10::toString(reason->dtype())) : "?";
+  const std::string api = reason != nullptr ? reason->api() : "its ACLNN operator";
+  TORCH_CHECK(!strict_mode.load(), "flagos: ", op_name, ": ", api, " does not take ", dtype,
+              ", and strict mode (FLAGOS_STRICT=1) forbids the CPU fallback for that dtype (",
+              reason != nullptr ? reason->what_without_backtrace() : "", ")");
+  const std::string key = op_name + " [" + dtype + "]";
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(counts_mutex);
+    first = counts.find(key) == counts.end();
+    ++counts[key];
+  }
+  if (first) {
+    TORCH_WARN("flagos: ", op_name, ": ", api, " does not take ", dtype, "; ", op_name,
+               " runs on the CPU for ", dtype, " (warned once per op and dtype)");
+  }
+  // A backend hook (convolution_overrideable) has no CPU kernel: run the op
+  // it stands for, which has the same schema, on the CPU instead.
+  const c10::OperatorName& name = op.schema().operator_name();
+  const std::string suffix = "_overrideable";
+  if (name.name.size() > suffix.size() && name.name.compare(name.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const std::optional<c10::OperatorHandle> base = c10::Dispatcher::singleton().findOp(
+        c10::OperatorName(name.name.substr(0, name.name.size() - suffix.size()), name.overload_name));
+    if (base.has_value()) {
+      at::native::cpu_fallback(*base, stack);
+      return;
+    }
+  }
+  at::native::cpu_fallback(op, stack);
+}
 
 std::map<std::string, uint64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mutex);

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <atomic>
+#include <optional>
 
 #include "runtime/acl_check.h"
 #include "runtime/launch.h"
@@ -34,6 +35,37 @@ void* data_of(const at::Tensor& t) {
          t.storage_offset() * static_cast<int64_t>(t.itemsize());
 }
 
+// aclnnInplaceCopy takes no unsigned type wider than a byte and no
+// ComplexHalf. A copy into such a dtype from the same dtype, or from an
+// integral source, is bit for bit the copy into the signed type of its width
+// (integer conversion wraps alike), so the launch sees that view instead.
+std::optional<at::ScalarType> bit_twin(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kUInt16: return at::kShort;
+    case at::kUInt32: return at::kInt;
+    case at::kUInt64: return at::kLong;
+    case at::kComplexHalf: return at::kInt;
+    default: return std::nullopt;
+  }
+}
+
+// Launches aclnnInplaceCopy(dst, src) on `device`, through bit_twin views
+// where they are exact.
+void launch_copy(const LaunchDevice& device, const at::Tensor& dst, const at::Tensor& src) {
+  const std::optional<at::ScalarType> dst_twin = bit_twin(dst.scalar_type());
+  if (dst_twin.has_value() && (src.scalar_type() == dst.scalar_type() ||
+                               (dst.scalar_type() != at::kComplexHalf &&
+                                at::isIntegralType(src.scalar_type(), /*includeBool=*/true) &&
+                                !bit_twin(src.scalar_type())))) {
+    const at::Tensor from = src.scalar_type() == dst.scalar_type() ? src.view(*dst_twin) : src;
+    // flagos-lint: allow-launch-device(the caller's launch device: a copy's destination, or a source being packed)
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst.view(*dst_twin), from);
+    return;
+  }
+  // flagos-lint: allow-launch-device(the caller's launch device: a copy's destination, or a source being packed)
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, src);
+}
+
 // A contiguous tensor on `device` with the values (and dtype `dtype`) of
 // `src`, which lives on that device too: `src` itself when it already is.
 at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
@@ -42,8 +74,7 @@ at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
   }
   const LaunchDevice device = launch_device_of(src);
   at::Tensor out = empty_on(device, src.sizes(), dtype);
-  // flagos-lint: allow-launch-device(packs a copy's source on the source's own device before the transfer)
-  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, out, src);
+  launch_copy(device, out, src);  // packs a copy's source on the source's own device before the transfer
   return out;
 }
 
@@ -79,7 +110,7 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst) {
                                  host.nbytes(), ACL_MEMCPY_HOST_TO_DEVICE));
   }
   if (!staging.is_same(dst)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, staging);
+    launch_copy(device, dst, staging);
   }
 }
 
@@ -110,7 +141,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
                                  packed.nbytes(), ACL_MEMCPY_DEVICE_TO_DEVICE));
   }
   if (!direct) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, staging);
+    launch_copy(device, dst, staging);
   }
 }
 
@@ -152,7 +183,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   }
   if (self.is_privateuseone() && dst.is_privateuseone()) {
     if (self.device() == dst.device()) {
-      FLAGOS_GUARDED_LAUNCH(dst, aclnnInplaceCopy, dst, self);
+      launch_copy(launch_device_of(dst), dst, self);
     } else {
       copy_between_devices(self, dst);
     }

@@ -22,6 +22,7 @@
 #include <optional>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnIndex.h"
@@ -62,6 +63,9 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
     TORCH_CHECK_INDEX(given->is_cpu() || given->device() == self.device(),
                       "indices should be either on cpu or on the same device as the indexed tensor (", self.device(),
                       ")");
+    if (dtype == at::kByte) {
+      TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
+    }
     at::Tensor index = on_launch_device(*given, device);
     if (dtype == at::kByte || dtype == at::kBool) {
       index = index.to(at::kBool);
@@ -120,8 +124,8 @@ at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Ten
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index.Tensor", TORCH_FN(index));
-  m.impl("index_put_", TORCH_FN(index_put_));
+  m.impl("index.Tensor", flagos::with_dtype_fallback<"index.Tensor", &index>());
+  m.impl("index_put_", flagos::with_dtype_fallback<"index_put_", &index_put_>());
 }
 
 }  // namespace

@@ -1,0 +1,117 @@
+"""Dtype coverage that never strands a user (issue 12, item 7).
+
+A kernel whose ACLNN operator rejects a dtype at phase 1 (the simulator
+rejects exactly the dtypes CANN's docs exclude, with CANN's status 161002)
+runs that call on the CPU instead: counted under "<op> [<dtype>]" and warned
+once, like any CPU fallback, refused in strict mode. The dtypes the operator
+takes never leave the device (negative controls below)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import torch_fl
+
+DEV = "flagos:1"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counts():
+    torch_fl._C._reset_fallback_counts()
+    strict = torch_fl._C._strict()
+    yield
+    torch_fl._C._set_strict(strict)
+    torch_fl._C._reset_fallback_counts()
+
+
+def _counts():
+    return dict(torch_fl._C._fallback_counts())
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_random_on_a_dtype_the_operator_rejects_runs_on_the_cpu(dtype):
+    x = torch.empty(64, dtype=dtype, device=DEV)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x.random_(3, 9)
+        x.random_(3, 9)
+    assert x.device == torch.device(DEV) and x.dtype == dtype
+    values = x.cpu().to(torch.int64)
+    assert values.min() >= 3 and values.max() < 9
+    key = f"aten::random_.from [{str(dtype).removeprefix('torch.').replace('uint', 'UInt')}]"
+    assert _counts() == {key: 2}, _counts()
+    messages = [str(w.message) for w in caught if "runs on the CPU" in str(w.message)]
+    assert len(messages) == 1 and "aclnnInplaceRandom does not take" in messages[0], messages
+
+
+def test_a_dtype_the_operator_takes_stays_on_the_device():
+    """Negative control: the same op on int32 launches ACLNN and never falls back."""
+    torch_fl.sim.reset_stats()
+    x = torch.empty(64, dtype=torch.int32, device=DEV).random_(3, 9)
+    assert _counts() == {}
+    assert torch_fl.sim.stats()["op_launches"].get("aclnnInplaceRandom", 0) >= 1
+    assert 3 <= int(x.min()) and int(x.max()) < 9
+
+
+def test_strict_mode_refuses_the_dtype_fallback_with_canns_verdict():
+    """The simulator still rejects what CANN rejects: strict mode shows its status."""
+    torch_fl._C._set_strict(True)
+    x = torch.empty(4, dtype=torch.uint32, device=DEV)
+    with pytest.raises(RuntimeError, match=r"aclnnInplaceRandom does not take UInt32.*strict mode.*161002"):
+        x.random_(0, 5)
+    assert _counts() == {}
+
+
+def test_complex_creation_random_fill_and_scalar_ops():
+    torch.manual_seed(0)
+    z = torch.randn(20000, dtype=torch.complex64, device=DEV)
+    assert z.dtype == torch.complex64 and z.device == torch.device(DEV)
+    parts = torch.view_as_real(z).cpu()
+    # As on the CPU: each part has variance 1/2, the complex value variance 1.
+    assert abs(parts.mean()) < 0.03 and abs(parts.var() - 0.5) < 0.03
+    full = torch.full((3,), 1 + 2j, dtype=torch.complex64, device=DEV)
+    assert torch.equal(full.cpu(), torch.full((3,), 1 + 2j, dtype=torch.complex64))
+    a = torch.tensor([1 + 1j, 2 - 3j, -4j], dtype=torch.complex64)
+    assert torch.allclose((a.to(DEV) / (1 + 2j)).cpu(), a / (1 + 2j))
+    assert torch.allclose((a.to(DEV) * 2j).cpu(), a * 2j)
+
+
+def test_complex_comparison():
+    a = torch.tensor([1 + 1j, 2 - 3j, -4j, 5], dtype=torch.complex64)
+    b = torch.tensor([1 + 1j, 2 + 3j, -4j, 5j], dtype=torch.complex64)
+    assert torch.equal((a.to(DEV) == b.to(DEV)).cpu(), a == b)
+    assert torch.equal((a.to(DEV) != b.to(DEV)).cpu(), a != b)
+    assert torch.equal(a.to(DEV), a.conj().conj().to(DEV))
+    assert not torch.equal(a.to(DEV), b.to(DEV))
+
+
+def test_complex_half_maps_to_acl_complex32_and_runs():
+    """ComplexHalf is CANN's ACL_COMPLEX32; operators that reject it run on the CPU."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = torch.zeros(4, dtype=torch.complex32, device=DEV)
+        x = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex32)
+        y = x.to(DEV)
+        # (the CPU has no equal for ComplexHalf: compare the parts)
+        assert torch.equal(torch.view_as_real(z.cpu()), torch.zeros(4, 2, dtype=torch.half))
+        assert torch.equal(torch.view_as_real(y.cpu()), torch.view_as_real(x))
+    assert any(key.endswith("[ComplexHalf]") for key in _counts()), _counts()
+
+
+def test_nonzero_into_a_cpu_out_tensor_is_the_same_device_error():
+    out = torch.empty(0, dtype=torch.long)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.nonzero(torch.ones(3, device=DEV), out=out)
+    # The op itself works with an out= tensor on its device.
+    ok = torch.empty(0, dtype=torch.long, device=DEV)
+    torch.nonzero(torch.tensor([0.0, 1.0, 2.0], device=DEV), out=ok)
+    assert ok.cpu().tolist() == [[1], [2]]
+
+
+def test_a_dtype_without_an_acl_equivalent_is_a_clear_error():
+    x = torch.ones(2, dtype=torch.float8_e4m3fn)
+    with pytest.raises((RuntimeError, TypeError), match="flagos|Float8"):
+        x.to(DEV).add_(1).cpu()
