@@ -121,9 +121,7 @@ const c10::OperatorHandle& aten_op_handle(const char* name_and_overload) {
 
 }  // namespace detail
 
-void dtype_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string op_name = name_of(op);
-  const DtypeUnsupported* reason = detail::dtype_fallback_reason().error;
+void note_dtype_fallback(const std::string& op_name, const DtypeUnsupported* reason) {
   const std::string dtype = reason != nullptr ? std::string(c10::toString(reason->dtype())) : "?";
   const std::string api = reason != nullptr ? reason->api() : "its ACLNN operator";
   TORCH_CHECK(!strict_mode.load(), "flagos: ", op_name, ": ", api, " does not take ", dtype,
@@ -140,6 +138,10 @@ void dtype_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     TORCH_WARN("flagos: ", op_name, ": ", api, " does not take ", dtype, "; ", op_name,
                " runs on the CPU for ", dtype, " (warned once per op and dtype)");
   }
+}
+
+void dtype_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  note_dtype_fallback(name_of(op), detail::dtype_fallback_reason().error);
   // A backend hook (convolution_overrideable) has no CPU kernel: run the op
   // it stands for, which has the same schema, on the CPU instead.
   const c10::OperatorName& name = op.schema().operator_name();

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <optional>
 
+#include "aten/fallback.h"
 #include "runtime/acl_check.h"
 #include "runtime/launch.h"
 #include "runtime/stream.h"
@@ -183,7 +184,14 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   }
   if (self.is_privateuseone() && dst.is_privateuseone()) {
     if (self.device() == dst.device()) {
-      launch_copy(launch_device_of(dst), dst, self);
+      try {
+        launch_copy(launch_device_of(dst), dst, self);
+      } catch (const DtypeUnsupported& error) {
+        // A conversion aclnnInplaceCopy does not take (float32 -> ComplexHalf):
+        // convert on the CPU; both transfers are same-dtype copies.
+        note_dtype_fallback("aten::_copy_from", &error);
+        copy_host_to_device(self.to(at::kCPU), dst);
+      }
     } else {
       copy_between_devices(self, dst);
     }

@@ -108,14 +108,15 @@ at::Tensor index(const at::Tensor& self, const IndexList& indices) {
 
 at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
   check_same_device("index_put_", {{"self", self}, {"values", values}});
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
-              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
-              " for the destination and ", values.scalar_type(), " for the source.");
   const LaunchDevice device = launch_device_of(self);
   const Indices prepared = prepare_indices(self, indices, device);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
+  // The shape first, then the dtype, as ATen's index_put_ checks them.
   TORCH_CHECK(at::is_expandable_to(values.sizes(), sizes), "shape mismatch: value tensor of shape ", values.sizes(),
               " cannot be broadcast to indexing result of shape ", sizes);
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+              " for the destination and ", values.scalar_type(), " for the source.");
   if (c10::multiply_integers(sizes) > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, on_launch_device(values, device), accumulate,
                           /*unsafe=*/false);
