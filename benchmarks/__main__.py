@@ -18,8 +18,10 @@ import time
 
 from benchmarks.generator import REPO
 
-FULL = {"ops_per_loop": 2000, "host_repetitions": 31, "tool_repetitions": 5, "compile_repetitions": 5}
-QUICK = {"ops_per_loop": 200, "host_repetitions": 5, "tool_repetitions": 1, "compile_repetitions": 0}
+FULL = {"ops_per_loop": 2000, "host_repetitions": 31, "tool_repetitions": 5, "compile_repetitions": 5,
+        "model_repetitions": 11}
+QUICK = {"ops_per_loop": 200, "host_repetitions": 5, "tool_repetitions": 1, "compile_repetitions": 0,
+         "model_repetitions": 0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch_fl  # noqa: F401  (registers the flagos device)
 
-    from benchmarks import build, generator, guard_ext, host, report
+    from benchmarks import build, generator, guard_ext, host, models, report
 
     started = time.perf_counter()
     # How busy other processes keep the machine (1 s of sampling, not in --quick).
@@ -60,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         figures["build"] = build.run_all(settings["compile_repetitions"], workdir,
                                          with_compile=settings["compile_repetitions"] > 0)
         others["build"] = meter.fraction()
+    if settings["model_repetitions"]:
+        meter = report.OthersLoad()
+        figures["models"] = models.run_all(settings["model_repetitions"])
+        others["models"] = meter.fraction()
 
     same = figures["host"]["same_device"]
     results = {
@@ -83,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         handle.write("\n")
 
     print(report.table(results))
+    if "models" in figures:
+        print("\n" + models.table(figures["models"]))
     print(f"\nguard_overhead_ratio {results['guard_overhead_ratio']:.4f} "
           f"({results['guard_overhead_ns']:+.0f} ns/op, {results['guard_set_device_calls']} set_device calls); "
           f"machine load {load_before['load_average']} -> {results['load_after']['load_average']}, "

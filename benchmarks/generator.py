@@ -8,6 +8,7 @@ csrc/generated/ are never touched.
 
 from __future__ import annotations
 
+import copy
 import glob
 import os
 import re
@@ -147,7 +148,9 @@ def build_synthetic_registry(source: str, dest: str, factor: int = 10) -> dict:
             if not added:
                 break
         for file_name, entries in files.items():
-            copies = [dict(entry, op=op) for f, entry, op in clones if f == file_name]
+            # Deep copies: clones of one entry sharing its `out:` mapping would be
+            # dumped as YAML aliases, which the registry refuses.
+            copies = [copy.deepcopy(dict(entry, op=op)) for f, entry, op in clones if f == file_name]
             with open(os.path.join(dest, "ops", file_name), "w", encoding="utf-8") as handle:
                 yaml.dump(entries + copies, handle, Dumper=_NoAliasDumper, sort_keys=False, width=200)
         failures = _validation_failures(dest)

@@ -125,7 +125,7 @@ INT_RANGES = {
     "uint8_t": (0, 2**8 - 1),
     "int16_t": (-(2**15), 2**15 - 1),
     "int32_t": (-(2**31), 2**31 - 1),
-    "int": (-(2**31), 2**31 - 1),  # 32 bits on every target CANN supports (LP64)
+    "int": (-(2**31), 2**31 - 1),  # CANN's `int mode` (aclnnDivMod): 32 bits on every target
     "uint32_t": (0, 2**32 - 1),
     "int64_t": (-(2**63), 2**63 - 1),
     "uint64_t": (0, 2**64 - 1),
@@ -247,7 +247,7 @@ def _int_cpp(value: int) -> str:
 # What each prototype parameter type accepts. Whether a tensor parameter is
 # written comes from the registry (`outputs:`), not from its constness: CANN
 # declares many written tensors `const aclTensor*`.
-_INT_TYPES = ("int64_t", "int32_t", "int", "int16_t", "int8_t", "uint64_t", "uint32_t", "uint8_t")
+_INT_TYPES = ("int64_t", "int32_t", "int16_t", "int8_t", "uint64_t", "uint32_t", "uint8_t", "int")
 PARAM_FITS: dict[str, tuple[str, ...]] = {
     "const aclTensor*": ("tensor", "optional_tensor"),
     "aclTensor*": ("tensor", "optional_tensor"),
@@ -313,6 +313,9 @@ FUNCS: dict[str, Func] = {
                            doc="the dims to reduce: all of them when `dim` is absent or empty"),
     "broadcast": Func(("size",), (("tensor",), ("tensor",)), "sizes", "at::infer_size({0}.sizes(), {1}.sizes())",
                       include="ATen/ExpandUtils.h", doc="the broadcast of two tensors' sizes"),
+    "broadcast3": Func(("size",), (("tensor",), ("tensor",), ("tensor",)), "sizes",
+                       "flagos::gen::broadcast3_sizes({0}, {1}, {2})",
+                       doc="the broadcast of three tensors' sizes (where, addcmul, lerp)"),
     "reduced": Func(("size",), (("tensor",), ("int_array", "optional_int_array", "int", "optional_int"), ("bool",)),
                     "sizes", "flagos::gen::reduced_sizes({0}, {1}, {2})",
                     doc="sizes after reducing dims (keepdim keeps 1s); an absent `int?` dim reduces all"),
@@ -329,8 +332,6 @@ FUNCS: dict[str, Func] = {
                    doc="[n]: a vector of n elements (group norm's weight gradient: [C])"),
     "all_dims": Func(("launch",), (("tensor",),), "int_vector",
                      "flagos::gen::reduction_dims(at::OptionalIntArrayRef(), {0})", doc="every dim of a tensor"),
-    "correction_of": Func(("launch",), (("optional_scalar",),), "int", "flagos::gen::correction_of({0})",
-                          doc="var/std's optional correction as an int (1 when absent)"),
     "flat_if_none": Func(("launch",), (("tensor",), ("optional_int",)), "tensor",
                          "flagos::gen::flat_if_none({0}, {1})",
                          doc="the tensor viewed as 1-D when the optional dim is absent (argmax over all elements)",
@@ -347,6 +348,9 @@ FUNCS: dict[str, Func] = {
                    "flagos::gen::arange_sizes({0}, {1}, {2})", doc="[ceil((end - start) / step)]"),
     "result_type": Func(("dtype",), (("tensor", "scalar"), ("tensor", "scalar")), "dtype", "at::result_type({0}, {1})",
                         include="ATen/ops/result_type.h", doc="type promotion, wrapped numbers included"),
+    "result_type3": Func(("dtype",), (("tensor",), ("tensor",), ("tensor",)), "dtype",
+                         "flagos::gen::result_type3({0}, {1}, {2})",
+                         doc="type promotion over three tensors, as ATen's ternary ops (addcmul)"),
     "to_float": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::to_float({0})",
                      doc="integral and bool types become the default float type"),
     "opmath_type": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::opmath_type({0})",

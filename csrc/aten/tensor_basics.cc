@@ -1,6 +1,6 @@
 // What a flagos tensor needs to exist, be viewed, resized and read back:
-// allocation on the requested device, views, resize, set_, and
-// _local_scalar_dense. None of these launches an ACLNN operator.
+// allocation on the requested device, views, resize, set_,
+// _local_scalar_dense and in-place data swaps (Module.to). None of these launches an ACLNN operator.
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -9,6 +9,8 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
+
+#include <typeinfo>
 
 #include "runtime/acl_check.h"
 #include "runtime/allocator.h"
@@ -105,7 +107,26 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return host.item();
 }
 
+// Whether `self` may take `from`'s data in place (`param.data = from`).
+// Module.to() keeps each Parameter object, and so tied weights and the
+// optimizer's references, only when this holds; otherwise it makes new
+// Parameters and ties break silently. c10 answers yes for CPU and CUDA-like
+// backends, not for PrivateUse1, and leaves the rest to the backend: a dense
+// flagos tensor and a dense CPU or flagos tensor are both plain TensorImpls.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set())) {
+    return true;
+  }
+  auto plain_dense = [](const at::Tensor& t) {
+    const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+    return typeid(*impl) == typeid(c10::TensorImpl) && t.layout() == c10::kStrided &&
+           (t.device().is_cpu() || t.device().is_privateuseone());
+  };
+  return plain_dense(self) && plain_dense(from);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));

@@ -4,8 +4,10 @@
 // `size:` and `dtype:` rules of yaml/ops/*.yaml, see docs/codegen.md).
 #pragma once
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/ScalarType.h>
@@ -54,6 +56,12 @@ inline std::vector<int64_t> reduction_dims(at::OptionalIntArrayRef dim, const at
     }
   }
   return dims;
+}
+
+// The broadcast of three tensors' sizes (where, addcmul, lerp).
+inline std::vector<int64_t> broadcast3_sizes(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+  const std::vector<int64_t> ab = at::infer_size(a.sizes(), b.sizes());
+  return at::infer_size(ab, c.sizes());
 }
 
 // One dim (any.dim, all.dim).
@@ -144,17 +152,6 @@ inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scal
 
 // ---- launch arguments ----------------------------------------------------
 
-// var/std's correction (Scalar?): 1 when absent, as ATen.
-inline int64_t correction_of(const std::optional<at::Scalar>& correction) {
-  if (!correction.has_value()) {
-    return 1;
-  }
-  const double value = correction->toDouble();
-  TORCH_CHECK(value == static_cast<double>(static_cast<int64_t>(value)),
-              "flagos: var/std support an integral correction only, got ", value);
-  return static_cast<int64_t>(value);
-}
-
 // RMS norm's eps: the given one, else the machine epsilon of the compute type (as ATen).
 inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {
   if (eps.has_value()) {
@@ -182,6 +179,16 @@ inline at::ScalarType norm_stat_type(const at::Tensor& input, const std::optiona
   const bool mixed = at::isReducedFloatingType(input.scalar_type()) && weight.has_value() && weight->defined() &&
                      weight->scalar_type() == at::kFloat;
   return mixed ? at::kFloat : input.scalar_type();
+}
+
+// ATen's common dtype of three inputs (wrapped numbers and 0-dim tensors
+// promote as in result_type), as TensorIterator computes it for addcmul.
+inline at::ScalarType result_type3(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+  at::native::ResultTypeState state;
+  state = at::native::update_result_type_state(a, state);
+  state = at::native::update_result_type_state(b, state);
+  state = at::native::update_result_type_state(c, state);
+  return at::native::result_type(state);
 }
 
 // Math functions of integers and bools compute in the default float type.

@@ -106,8 +106,11 @@ at::Tensor index(const at::Tensor& self, const IndexList& indices) {
   return out;
 }
 
-at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
-  check_same_device("index_put_", {{"self", self}, {"values", values}});
+// index_put_ and _index_put_impl_ (what index's backward and index_put_'s
+// composite call); `unsafe` skips the bounds check, CANN's flag of the same name.
+at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
+                           bool accumulate, bool unsafe) {
+  check_same_device(op, {{"self", self}, {"values", values}});
   const LaunchDevice device = launch_device_of(self);
   const Indices prepared = prepare_indices(self, indices, device);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
@@ -119,14 +122,24 @@ at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Ten
               " for the destination and ", values.scalar_type(), " for the source.");
   if (c10::multiply_integers(sizes) > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, on_launch_device(values, device), accumulate,
-                          /*unsafe=*/false);
+                          unsafe);
   }
   return self;
+}
+
+at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
+  return index_put_impl("index_put_", self, indices, values, accumulate, /*unsafe=*/false);
+}
+
+at::Tensor& index_put_impl_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate,
+                            bool unsafe) {
+  return index_put_impl("_index_put_impl_", self, indices, values, accumulate, unsafe);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor", flagos::with_dtype_fallback<"index.Tensor", &index>());
   m.impl("index_put_", flagos::with_dtype_fallback<"index_put_", &index_put_>());
+  m.impl("_index_put_impl_", flagos::with_dtype_fallback<"_index_put_impl_", &index_put_impl_>());
 }
 
 }  // namespace

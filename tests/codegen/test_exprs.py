@@ -79,6 +79,9 @@ def test_an_input_onto_an_output_fails_whatever_the_constness(ctype):
     ("add.Tensor", "dtype", "to_float(result_type(self, other))",
      "flagos::gen::to_float(at::result_type(self, other))"),
     ("eq.Tensor", "dtype", "bool", "at::kBool"),
+    ("where.self", "size", "broadcast3(condition, self, other)",
+     "flagos::gen::broadcast3_sizes(condition, self, other)"),
+    ("addcmul", "dtype", "result_type3(self, tensor1, tensor2)", "flagos::gen::result_type3(self, tensor1, tensor2)"),
     ("full", "size", "size", "C10_AS_INTARRAYREF_SLOW(size)"),
     ("full", "dtype", "dtype or full_type(fill_value)", "dtype.value_or(flagos::gen::full_type(fill_value))"),
     ("arange", "size", "arange(0, end, 1)",
@@ -100,7 +103,8 @@ def test_syntax_errors(text):
     ("127", "int8_t", "int8_t{127}"),
     ("-128", "const int8_t", "int8_t{-128}"),
     ("255", "uint8_t", "uint8_t{255}"),
-    ("-2147483648", "int", "int{-2147483648}"),  # a plain int: 32 bits (aclnnConvolutionBackward's groups)
+    ("2", "int", "int{2}"),  # CANN's `int mode` (aclnnDivMod)
+    ("-2147483648", "int", "int{-2147483648}"),
     ("18446744073709551615", "uint64_t", "uint64_t{18446744073709551615u}"),
     ("-9223372036854775808", "int64_t", "int64_t{(-9223372036854775807 - 1)}"),
     ("9007199254740992", "double", "double{9007199254740992}"),

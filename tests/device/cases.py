@@ -141,7 +141,7 @@ class Cpu:
 
 
 def _to_device(t: torch.Tensor, device: str, layout: str) -> torch.Tensor:
-    if layout == "contiguous" or t.dim() == 0 or t.numel() == 0:
+    if layout == "contiguous" or t.numel() <= 1:  # a single element has no non-contiguous view
         return t.to(device, copy=True)
     if layout == "noncontig":  # every other element of a buffer twice as large
         if t.numel() == 1:  # one element is contiguous whatever its strides
@@ -496,11 +496,35 @@ def _rand(*sizes, seed=0) -> torch.Tensor:
     return torch.randn(*sizes, generator=torch.Generator().manual_seed(seed))
 
 
-SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_",
+SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_", "_index_put_impl_",
                "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
                "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
-               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
+               "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
+               "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out",
+               "clamp", "clamp_", "clamp.out",
+               "_scaled_dot_product_fused_attention_overrideable",
+               "_scaled_dot_product_fused_attention_overrideable_backward")
+
+
+# The PrivateUse1 SDPA hooks have no CPU kernel: the CPU reference is ATen's
+# CPU flash attention, which returns (out, logsumexp); the other results of the
+# hook are empty (no nested inputs, no dropout, no debug mask).
+def _sdpa_hook(q, k, v, mask=None, is_causal=False):
+    return torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, k, v, mask, is_causal=is_causal)
+
+
+def _sdpa_hook_ref(q, k, v, mask=None, is_causal=False):
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=is_causal, attn_mask=mask)
+    return (out, lse, None, None, q.shape[2], k.shape[2], None, None, None)
+
+
+# The backward hook is what autograd calls for the fused forward; the case runs
+# both and returns the gradients (the CPU runs its own attention's backward).
+def _sdpa_grads(q, k, v, mask=None, is_causal=False):
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=mask, is_causal=is_causal)
+    return torch.autograd.grad((out * out).sum(), leaves)
 
 
 def _special(spec: OpSpec) -> list[Case] | None:
@@ -532,6 +556,10 @@ def _special(spec: OpSpec) -> list[Case] | None:
                             (x, torch.tensor([2, 0]), _rand(2, 4, seed=3)), tags=("plain",)),
                        Case(spec, "accumulate", lambda t, i, v: aten.index_put_(t, [i], v, True),
                             (x, torch.tensor([1, 1]), _rand(4, seed=4)), tags=("broadcast",))],
+        # What index's backward calls: accumulate, unsafe (no bounds check).
+        "_index_put_impl_": [Case(spec, "accumulate unsafe",
+                                  lambda t, i, v: aten._index_put_impl_(t, [i], v, True, True),
+                                  (x, torch.tensor([1, 1, 0]), _rand(3, 4, seed=5)), tags=("plain",))],
         # Random: probabilities of 0 and 1 make the draw deterministic.
         "bernoulli_.Tensor": [Case(spec, "p in {0, 1}", lambda t, p: t.bernoulli_(p),
                                    (x, torch.tensor([[0.0, 1.0, 1.0, 0.0]] * 3)), tags=("plain",)),
@@ -579,18 +607,51 @@ def _special(spec: OpSpec) -> list[Case] | None:
             (_rand(2, 4, 3, seed=11), _rand(2, 4, 3, seed=12),
              *aten.native_group_norm(_rand(2, 4, 3, seed=12), _rand(4, seed=13), None, 2, 4, 3, 2, 1e-5)[1:],
              _rand(4, seed=13)), tags=("plain",))],
-        # GradScaler's ops: unscale two gradients (one with an inf), then update the scale.
-        "_amp_foreach_non_finite_check_and_unscale_": [Case(
-            spec, "an inf",
-            lambda grads, found, inv: aten._amp_foreach_non_finite_check_and_unscale_(grads, found, inv),
-            ([x, torch.tensor([1.0, float("inf")])], torch.tensor([0.0]), torch.tensor([0.5])), tags=("plain",))],
-        "_amp_update_scale_": [
-            Case(spec, "grow", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 2),
-                 (torch.tensor([4.0]), torch.tensor([1], dtype=torch.int32), torch.tensor([0.0])), tags=("plain",)),
-            Case(spec, "back off", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 2),
-                 (torch.tensor([4.0]), torch.tensor([1], dtype=torch.int32), torch.tensor([1.0])),
-                 tags=("plain",))],
     }
+    ints = torch.tensor([[1, 3, 5], [3, 0, 2]])
+    # clamp with Scalar? bounds (OpInfo's samples give tensor bounds), 0-dim included
+    # (clip_grad_norm_ clamps a 0-dim coefficient).
+    table["clamp"] = [Case(spec, "min and max", lambda t: torch.clamp(t, -0.5, 0.5), (x,), tags=("plain",)),
+                      Case(spec, "max only", lambda t: torch.clamp(t, max=0.2), (y,), tags=("plain",)),
+                      Case(spec, "0-dim", lambda t: torch.clamp(t, max=1.0), (torch.tensor(1.5),), tags=("0-dim",))]
+    table["clamp_"] = [Case(spec, "min only", lambda t: t.clamp_(min=-0.3), (x,), tags=("plain",))]
+    table["clamp.out"] = [Case(spec, "out", lambda t, o: torch.clamp(t, min=-0.2, max=0.3, out=o),
+                               (x, Out(torch.float32)), tags=("plain",))]
+    table["isin.Tensor_Scalar_out"] = [Case(spec, "out", lambda e, o: torch.isin(e, 3, out=o), (ints, Out(torch.bool)),
+                                            tags=("plain",))]
+    table["isin.Scalar_Tensor_out"] = [Case(spec, "out", lambda t, o: torch.isin(3, t, out=o), (ints, Out(torch.bool)),
+                                            tags=("plain",))]
+    # nonzero through the op itself: torch.nonzero's Python binding makes self's device
+    # current around the call, which would hide the kernel's own guard from the
+    # negative control.
+    table["nonzero"] = [Case(spec, "float", lambda t: aten.nonzero(t), (x.round(),), tags=("plain",)),
+                        Case(spec, "bool", lambda t: aten.nonzero(t), (x > 0,), tags=("plain",)),
+                        Case(spec, "3-d int", lambda t: aten.nonzero(t), (ints.reshape(2, 3, 1) % 2,), tags=("plain",)),
+                        Case(spec, "0-dim", lambda t: aten.nonzero(t), (torch.tensor(2.0),), tags=("0-dim",))]
+    table["nonzero.out"] = [Case(spec, "out", lambda t, o: aten.nonzero.out(t, out=o), (x.round(), Out(torch.int64)),
+                                 tags=("plain",))]
+    # GradScaler's two ops: unscale the grads (one of them holds an inf), then update the scale.
+    grads_inf = _rand(3, 4, seed=18)
+    grads_inf[1, 2] = float("inf")
+    table["_amp_foreach_non_finite_check_and_unscale_"] = [
+        Case(spec, "finite", lambda a, b, f, s: aten._amp_foreach_non_finite_check_and_unscale_([a, b], f, s),
+             (x, y, torch.zeros(1), torch.tensor([0.25])), tags=("plain",)),
+        Case(spec, "an inf", lambda a, b, f, s: aten._amp_foreach_non_finite_check_and_unscale_([a, b], f, s),
+             (x, grads_inf, torch.zeros(1), torch.tensor([0.25])), tags=("plain",))]
+    table["_amp_update_scale_"] = [
+        Case(spec, "grow", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
+             (torch.tensor([4.0]), torch.tensor([0], dtype=torch.int32), torch.zeros(1)), tags=("plain",)),
+        Case(spec, "back off", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
+             (torch.tensor([4.0]), torch.tensor([3], dtype=torch.int32), torch.ones(1)), tags=("plain",))]
+    q, k, v, bias = _rand(2, 2, 3, 4, seed=14), _rand(2, 2, 5, 4, seed=15), _rand(2, 2, 5, 4, seed=16), _rand(3, 5, seed=17)
+    table["_scaled_dot_product_fused_attention_overrideable"] = [
+        Case(spec, "plain", _sdpa_hook, (q, k, v), ref=_sdpa_hook_ref, tags=("plain",)),
+        Case(spec, "additive mask", _sdpa_hook, (q, k, v, bias), ref=_sdpa_hook_ref, tags=("broadcast",)),
+        Case(spec, "causal", _sdpa_hook, (q, k, v), {"is_causal": True}, ref=_sdpa_hook_ref, tags=("plain",))]
+    table["_scaled_dot_product_fused_attention_overrideable_backward"] = [
+        Case(spec, "plain", _sdpa_grads, (q, k, v), tags=("plain",)),
+        Case(spec, "additive mask", _sdpa_grads, (q, k, v, bias), tags=("broadcast",)),
+        Case(spec, "causal", _sdpa_grads, (q, k, v), {"is_causal": True}, tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 

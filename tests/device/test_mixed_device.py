@@ -119,8 +119,6 @@ MIXED = [
     Mixed("add(x(K), y(K), out=J)", lambda d: torch.add(d("K", a()), d("K", a(seed=1)), out=d("J", a())), "error"),
     Mixed("mm(K, J)", lambda d: torch.mm(d("K", a()), d("J", a((3, 2)))), "error"),
     Mixed("addmm(K, K, J)", lambda d: torch.addmm(d("K", a((2, 2))), d("K", a()), d("J", a((3, 2)))), "error"),
-    # where.self has no flagos kernel: the CPU fallback checks, as a kernel would,
-    # that its flagos tensors share one device.
     Mixed("where(mask K, x K, y J)",
           lambda d: torch.where(d("K", a() > 0), d("K", a()), d("J", a(seed=1))), "error"),
 ]
@@ -216,6 +214,10 @@ def test_document_matches_the_tests():
 # Ops that do not raise the same-device error on two flagos devices, and what they raise.
 TWO_DEVICE_ERRORS = {
     "index.Tensor": "indices should be either on cpu or on the same device as the indexed tensor",
+    # Its case runs scaled_dot_product_attention forward and backward: PyTorch checks the
+    # inputs' devices first (the kernel's own same-device check follows it).
+    "_scaled_dot_product_fused_attention_overrideable_backward":
+        "Expected query, key, and value to have the same device type",
 }
 
 

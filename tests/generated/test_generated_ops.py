@@ -80,12 +80,13 @@ def _accepts_python_number(op: str, shape: str) -> bool:
     return True
 
 
-# ---- elementwise math (yaml/ops/unary_math.yaml, binary_math.yaml, activation_backward.yaml) ----
+# ---- elementwise math (yaml/ops/unary_math.yaml, binary_math.yaml, activation_backward.yaml,
+# selection.yaml) ----
 # Their inputs are built from the schema: every Tensor argument a sample
 # (self full size; the others also broadcast), every Scalar a value by name,
 # integers for the bitwise ops, a domain per op, and out= forms an `out` of
 # the matching dtype.
-_ELEMENTWISE_FILES = ("unary_math.yaml", "binary_math.yaml", "activation_backward.yaml")
+_ELEMENTWISE_FILES = ("unary_math.yaml", "binary_math.yaml", "activation_backward.yaml", "selection.yaml")
 _INTEGER_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 _POSITIVE_OPS = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow")
 _UNIT_OPS = ("asin", "acos")  # |x| < 1
@@ -113,7 +114,8 @@ def _elementwise_cases(entry, schema) -> list[Case]:
                 values.append(override[a.name])
             elif a.kind in ("tensor", "optional_tensor"):
                 sizes = (4,) if broadcast and a.name != tensors[0] else (3, 4)
-                values.append(sample(*sizes).roll(tensors.index(a.name)))  # distinct values per argument
+                value = sample(*sizes).roll(tensors.index(a.name))  # distinct values per argument
+                values.append(value > 0 if a.name == "condition" else value)  # where's bool condition
             elif a.kind == "scalar":
                 values.append(3 if integer else _SCALAR_VALUES.get(a.name, 1.0))
             else:

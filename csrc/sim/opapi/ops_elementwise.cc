@@ -5,7 +5,7 @@
 //     BitwiseNot, LogicalNot, Silu;
 //   binary: aclnnAtan2, Fmod{Tensor,Scalar}, Remainder{TensorTensor,TensorScalar},
 //     Bitwise{And,Or,Xor}{Tensor,Scalar}, Logical{And,Or,Xor},
-//     Pow{TensorTensor,ScalarTensor}, Clamp{Min,Max}[Tensor], ClampTensor;
+//     Pow{TensorTensor,ScalarTensor}, Clamp{Min,Max}[Tensor], ClampTensor, Clamp;
 //   ternary: aclnnLerp, aclnnLerps, aclnnAddcmul, aclnnAddcdiv.
 // Each operator checks its dtypes (a dtype outside the set fails phase 1 with
 // ACLNN_ERR_PARAM_INVALID naming the argument) and that `out` has the
@@ -53,6 +53,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <optional>
 
 #include "sim_op.h"
 
@@ -223,8 +224,8 @@ aclnnStatus aclnnClampTensorGetWorkspaceSize(const aclTensor* self, const aclTen
                                              aclOpExecutor** executor) {
   Op op("aclnnClampTensor", workspaceSize, executor);
   op.arg("self", self, kNumeric)
-      .optional("clipValueMin", clipValueMin, kNumeric)
-      .optional("clipValueMax", clipValueMax, kNumeric)
+      .optional("clipValueMin", clipValueMin, kNumeric | kBool)  // bounds may be bool (CANN's doc), self not
+      .optional("clipValueMax", clipValueMax, kNumeric | kBool)
       .arg("out", out, kNumeric);
   op.require(clipValueMin != nullptr || clipValueMax != nullptr, "one of 'clipValueMin' and 'clipValueMax' must be given");
   op.require(broadcastShape(out, {self, clipValueMin, clipValueMax}), kShapeError);
@@ -236,6 +237,26 @@ aclnnStatus aclnnClampTensorGetWorkspaceSize(const aclTensor* self, const aclTen
   });
 }
 FSIM_PHASE2(aclnnClampTensor)
+
+// Either bound may be absent (nullptr), not both: that fails with
+// ACLNN_ERR_PARAM_NULLPTR. A bool self or out is refused (Atlas A2/A3); a bool
+// bound is taken.
+aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
+                                       const aclScalar* clipValueMax, aclTensor* out, uint64_t* workspaceSize,
+                                       aclOpExecutor** executor) {
+  Op op("aclnnClamp", workspaceSize, executor);
+  op.arg("self", self, kNumeric);
+  if (clipValueMin != nullptr || clipValueMax == nullptr) op.arg("clipValueMin", clipValueMin, kNumeric | kBool);
+  if (clipValueMax != nullptr) op.arg("clipValueMax", clipValueMax, kNumeric | kBool);
+  op.arg("out", out, kNumeric);
+  op.require(self == nullptr || out == nullptr || self->viewDims == out->viewDims,
+             "argument 'out' must have the shape of 'self'");
+  std::optional<at::Scalar> lo, hi;
+  if (clipValueMin != nullptr) lo = scalarOf(clipValueMin);
+  if (clipValueMax != nullptr) hi = scalarOf(clipValueMax);
+  return op.build([lo, hi](Views& v) { at::clamp_out(v["out"], v["self"], lo, hi); });
+}
+FSIM_PHASE2(aclnnClamp)
 
 // ---- ternary ----------------------------------------------------------------------
 

@@ -1,0 +1,134 @@
+// Division with a rounding mode: div.Tensor_mode, div_.Tensor_mode,
+// div.out_mode, div.Scalar_mode, div_.Scalar_mode (aclnnDivMod, aclnnDivMods
+// and their in-place forms). The generator has no mapping for the `str?
+// rounding_mode` argument; CANN takes it as `int mode`: 0 for None (true
+// division), 1 for "trunc", 2 for "floor".
+//
+// Device policy: first-tensor (self; other and out on self's device). A
+// Python number (a CPU 0-dim `other`) launches the Scalar entry point with
+// its value; a CPU 0-dim `self` is copied to other's device.
+//
+// Result dtype, as ATen: the promoted type of self and other, made floating
+// (the default float type for integers and bools) by true division.
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/result_type.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/ScalarType.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string_view>
+
+#include "aten/dtype_fallback.h"
+#include "runtime/launch.h"
+#include "generated/aclnn/aclnnDivMod.h"
+#include "generated/aclnn/aclnnDivMods.h"
+#include "generated/aclnn/aclnnInplaceDivMod.h"
+#include "generated/aclnn/aclnnInplaceDivMods.h"
+
+namespace flagos {
+namespace {
+
+// CANN's mode for ATen's rounding_mode, with ATen's error for anything else.
+int mode_of(std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode.has_value()) {
+    return 0;
+  }
+  if (*rounding_mode == "trunc") {
+    return 1;
+  }
+  if (*rounding_mode == "floor") {
+    return 2;
+  }
+  TORCH_CHECK(false, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *rounding_mode,
+              "'");
+}
+
+at::ScalarType div_type(at::ScalarType promoted, int mode) {
+  if (mode == 0 && (at::isIntegralType(promoted, /*includeBool=*/true))) {
+    return c10::get_default_dtype_as_scalartype();
+  }
+  return promoted;
+}
+
+void launch_div(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& other, int mode,
+                const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
+  }
+  if (is_cpu_scalar(other)) {
+    // A Python number (`x.div(2, rounding_mode="floor")`): launched with its value.
+    FLAGOS_GUARDED_LAUNCH(device, aclnnDivMods, on_launch_device(self, device), other.item(), mode, out);
+    return;
+  }
+  FLAGOS_GUARDED_LAUNCH(device, aclnnDivMod, on_launch_device(self, device), other, mode, out);
+}
+
+at::Tensor div_tensor_mode(const at::Tensor& self, const at::Tensor& other,
+                           std::optional<std::string_view> rounding_mode) {
+  check_same_device("div.Tensor_mode", {{"self", self}, {"other", other}});
+  const int mode = mode_of(rounding_mode);
+  const LaunchDevice device = launch_device_of(self, other);
+  at::Tensor out = empty_on(device, at::infer_size(self.sizes(), other.sizes()),
+                            div_type(at::result_type(self, other), mode));
+  launch_div(device, self, other, mode, out);
+  return out;
+}
+
+at::Tensor& div_tensor_mode_out(const at::Tensor& self, const at::Tensor& other,
+                                std::optional<std::string_view> rounding_mode, at::Tensor& out) {
+  check_same_device("div.out_mode", {{"self", self}, {"other", other}, {"out", out}});
+  const int mode = mode_of(rounding_mode);
+  const LaunchDevice device = launch_device_of(self, out, other);
+  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  launch_div(device, self, other, mode, out);
+  return out;
+}
+
+at::Tensor& div_tensor_mode_(at::Tensor& self, const at::Tensor& other, std::optional<std::string_view> rounding_mode) {
+  check_same_device("div_.Tensor_mode", {{"self", self}, {"other", other}});
+  const int mode = mode_of(rounding_mode);
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() == 0) {
+    return self;
+  }
+  if (is_cpu_scalar(other)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMods, self, other.item(), mode);
+    return self;
+  }
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMod, self, other, mode);
+  return self;
+}
+
+at::Tensor div_scalar_mode(const at::Tensor& self, const at::Scalar& other,
+                           std::optional<std::string_view> rounding_mode) {
+  const int mode = mode_of(rounding_mode);
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, self.sizes(), div_type(at::result_type(self, other), mode));
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnDivMods, self, other, mode, out);
+  }
+  return out;
+}
+
+at::Tensor& div_scalar_mode_(at::Tensor& self, const at::Scalar& other, std::optional<std::string_view> rounding_mode) {
+  const int mode = mode_of(rounding_mode);
+  const LaunchDevice device = launch_device_of(self);
+  if (self.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMods, self, other, mode);
+  }
+  return self;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("div.Tensor_mode", flagos::with_dtype_fallback<"div.Tensor_mode", &div_tensor_mode>());
+  m.impl("div.out_mode", flagos::with_dtype_fallback<"div.out_mode", &div_tensor_mode_out>());
+  m.impl("div_.Tensor_mode", flagos::with_dtype_fallback<"div_.Tensor_mode", &div_tensor_mode_>());
+  m.impl("div.Scalar_mode", flagos::with_dtype_fallback<"div.Scalar_mode", &div_scalar_mode>());
+  m.impl("div_.Scalar_mode", flagos::with_dtype_fallback<"div_.Scalar_mode", &div_scalar_mode_>());
+}
+
+}  // namespace
+}  // namespace flagos
