@@ -122,7 +122,7 @@ const c10::OperatorHandle& aten_op_handle(const char* name_and_overload) {
 }  // namespace detail
 
 void note_dtype_fallback(const std::string& op_name, const DtypeUnsupported* reason) {
-  const std::string dtype = reason != nullptr ? std::string(c10::toString(reason->dtype())) : "?";
+  const std::string dtype = reason != nullptr ? reason->tag() : "?";
   const std::string api = reason != nullptr ? reason->api() : "its ACLNN operator";
   TORCH_CHECK(!strict_mode.load(), "flagos: ", op_name, ": ", api, " does not take ", dtype,
               ", and strict mode (FLAGOS_STRICT=1) forbids the CPU fallback for that dtype (",

@@ -155,6 +155,7 @@ int LaunchRecord::tensor(const at::Tensor& t) {
   TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position_), " is a ",
               t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be passed as a scalar)");
   note_dtype(t.scalar_type());
+  if (t.dim() > max_dims_) max_dims_ = t.dim();
   sign(kPresent);
   sign(to_acl_dtype(t.scalar_type()));
   sign(is_output_);
@@ -467,10 +468,12 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
   if (executor == nullptr) {
     bound = std::make_unique<BoundArgs>(record);
     const aclnnStatus status = phase_one(*bound, &workspace_size, &executor);
-    if (status == ACLNN_ERR_PARAM_INVALID && record.uncommon_dtype()) {
-      throw DtypeUnsupported(record.api(), *record.uncommon_dtype(),
+    if (status == ACLNN_ERR_PARAM_INVALID && (record.uncommon_dtype() || record.max_dims() > 8)) {
+      const std::string tag = record.uncommon_dtype() ? std::string(c10::toString(*record.uncommon_dtype()))
+                                                      : c10::str(record.max_dims(), " dims");
+      throw DtypeUnsupported(record.api(), tag,
                              c10::str("flagos: ", record.api(), " rejected its arguments (status ", status,
-                                      ") with a ", *record.uncommon_dtype(), " argument: ", recent_error_message()));
+                                      ") with a ", tag, " argument: ", recent_error_message()));
     }
     TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), " failed at phase 1 (", record.api(),
                 "GetWorkspaceSize) on flagos:", static_cast<int>(device), " with status ", status, ": ",

@@ -208,20 +208,22 @@ aclDataType to_acl_dtype(at::ScalarType dtype);
 
 // An ACLNN operator rejected a launch at phase 1 with ACLNN_ERR_PARAM_INVALID
 // while one of its arguments had a dtype outside the set every operator
-// takes (float, float16, bfloat16, int32, int64): the operator most likely
-// does not take that dtype. The registration wrapper of the ATen op that
-// launched it (runtime/dtype_fallback.h) catches this and runs the op on the
-// CPU for this call, counted and warned like any CPU fallback.
+// takes (float, float16, bfloat16, int32, int64) or more than 8 dims (CANN's
+// MAX_SUPPORT_DIMS_NUMS): the operator most likely does not take that
+// argument. The registration wrapper of the ATen op that launched it
+// (aten/dtype_fallback.h) catches this and runs the op on the CPU for this
+// call, counted and warned like any CPU fallback. `tag` names what the
+// operator does not take: a dtype ("UInt16") or a rank ("9 dims").
 class DtypeUnsupported : public c10::Error {
  public:
-  DtypeUnsupported(std::string api, at::ScalarType dtype, const std::string& message)
-      : c10::Error(message), api_(std::move(api)), dtype_(dtype) {}
+  DtypeUnsupported(std::string api, std::string tag, const std::string& message)
+      : c10::Error(message), api_(std::move(api)), tag_(std::move(tag)) {}
   const std::string& api() const { return api_; }
-  at::ScalarType dtype() const { return dtype_; }
+  const std::string& tag() const { return tag_; }
 
  private:
   std::string api_;
-  at::ScalarType dtype_;
+  std::string tag_;
 };
 
 // A tensor argument's storage address (the start of its storage, as
@@ -258,6 +260,8 @@ class LaunchRecord {
   // int64 (a tensor's or a scalar's), if any: the suspect when phase 1
   // rejects the arguments (DtypeUnsupported).
   std::optional<at::ScalarType> uncommon_dtype() const { return uncommon_dtype_; }
+  // The most dims of a tensor argument.
+  int64_t max_dims() const { return max_dims_; }
 
   // The argument visitor (see visit_argument): signs each value.
   int tensor(const at::Tensor& tensor);
@@ -295,6 +299,7 @@ class LaunchRecord {
   int position_ = 0;
   bool is_output_ = false;
   std::optional<at::ScalarType> uncommon_dtype_;
+  int64_t max_dims_ = 0;
   c10::SmallVector<TensorAddress, 8> inputs_;
   c10::SmallVector<TensorAddress, 4> outputs_;
   c10::SmallVector<uint8_t, 512> signature_;

@@ -115,3 +115,14 @@ def test_a_dtype_without_an_acl_equivalent_is_a_clear_error():
     x = torch.ones(2, dtype=torch.float8_e4m3fn)
     with pytest.raises((RuntimeError, TypeError), match="flagos|Float8"):
         x.to(DEV).add_(1).cpu()
+
+
+def test_more_dims_than_canns_limit_run_on_the_cpu():
+    """CANN's operators take at most 8 dims; a 9-d call runs on the CPU (counted), an 8-d one does not."""
+    x = torch.empty((1,) * 8 + (3,), device=DEV).uniform_(2.0, 3.0)
+    assert _counts() == {"aten::uniform_ [9 dims]": 1}, _counts()
+    values = x.cpu()
+    assert x.device == torch.device(DEV) and 2.0 <= float(values.min()) and float(values.max()) < 3.0
+    torch_fl._C._reset_fallback_counts()
+    torch.empty((1,) * 7 + (3,), device=DEV).uniform_(2.0, 3.0)
+    assert _counts() == {}
