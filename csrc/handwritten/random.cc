@@ -21,6 +21,7 @@
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "aten/dtype_fallback.h"
 #include "runtime/generator.h"
@@ -30,6 +31,7 @@
 #include "generated/aclnn/aclnnInplaceNormal.h"
 #include "generated/aclnn/aclnnInplaceRandom.h"
 #include "generated/aclnn/aclnnInplaceUniform.h"
+#include "generated/aclnn/aclnnMultinomial.h"
 
 namespace flagos {
 namespace {
@@ -168,7 +170,33 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
   return grad_output.mul(mask).mul(at::Scalar(scale));
 }
 
+// multinomial (LLM sampling: generate(do_sample=True)) on aclnnMultinomial,
+// with ATen's checks first, so bad probabilities raise ATen's errors.
+at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacement,
+                       std::optional<at::Generator> generator) {
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "multinomial only supports floating-point dtypes for input, got: ",
+              self.scalar_type());
+  TORCH_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t categories = self.size(-1);
+  TORCH_CHECK(replacement || n_sample <= categories,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  std::vector<int64_t> sizes = self.sizes().vec();
+  sizes.back() = n_sample;
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, sizes, at::kLong);
+  if (out.numel() == 0) {
+    return out;
+  }
+  // Each row draws n_sample values.
+  const auto [seed, offset] = next_seed_offset(out, generator);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnMultinomial, self, n_sample, replacement, static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset), out);
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("multinomial", flagos::with_dtype_fallback<"multinomial", &multinomial>());
   m.impl("native_dropout", flagos::with_dtype_fallback<"native_dropout", &native_dropout>());
   m.impl("native_dropout_backward", flagos::with_dtype_fallback<"native_dropout_backward", &native_dropout_backward>());
   m.impl("uniform_", flagos::with_dtype_fallback<"uniform_", &uniform_>());

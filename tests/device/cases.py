@@ -496,7 +496,7 @@ def _rand(*sizes, seed=0) -> torch.Tensor:
     return torch.randn(*sizes, generator=torch.Generator().manual_seed(seed))
 
 
-SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_", "_index_put_impl_",
+SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Tensor", "index_put_", "_index_put_impl_", "multinomial",
                "bernoulli_.Tensor", "embedding_dense_backward", "random_.from", "nll_loss_forward",
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
                "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
@@ -561,6 +561,10 @@ def _special(spec: OpSpec) -> list[Case] | None:
                                   lambda t, i, v: aten._index_put_impl_(t, [i], v, True, True),
                                   (x, torch.tensor([1, 1, 0]), _rand(3, 4, seed=5)), tags=("plain",))],
         # Random: probabilities of 0 and 1 make the draw deterministic.
+        "multinomial": [Case(spec, "one-hot rows", lambda p: torch.multinomial(p, 1),
+                             (torch.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]]),), tags=("plain",)),
+                        Case(spec, "one-hot, with replacement", lambda p: torch.multinomial(p, 4, replacement=True),
+                             (torch.tensor([0.0, 0.0, 0.5]),), tags=("plain",))],
         "bernoulli_.Tensor": [Case(spec, "p in {0, 1}", lambda t, p: t.bernoulli_(p),
                                    (x, torch.tensor([[0.0, 1.0, 1.0, 0.0]] * 3)), tags=("plain",)),
                               Case(spec, "p broadcast", lambda t, p: t.bernoulli_(p),

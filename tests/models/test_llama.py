@@ -53,3 +53,20 @@ def test_generates_split_over_two_devices(reference):
     assert torch.equal(tokens.cpu(), expected)
     launches = torch_fl.sim.stats()["launches"]
     assert launches[1] > 0 and launches[2] > 0 and launches[0] == 0
+
+
+def test_samples_on_the_device(reference):
+    """generate(do_sample=True) draws with torch.multinomial on flagos:1: the
+    same seed gives the same tokens, nothing runs on the CPU fallback."""
+    model, ids, _ = reference
+    flagos_model = copy.deepcopy(model).to("flagos:1")
+    draws = []
+    torch_fl.sim.reset_stats()
+    for _ in range(2):
+        torch.manual_seed(7)
+        with torch.no_grad():
+            draws.append(flagos_model.generate(ids.to("flagos:1"), max_new_tokens=6, do_sample=True, top_k=0,
+                                               temperature=1.5).cpu())
+    assert torch.equal(draws[0], draws[1])
+    assert draws[0].shape == (2, 11) and int(draws[0].max()) < 64
+    assert torch_fl.sim.stats()["op_launches"].get("aclnnMultinomial", 0) > 0

@@ -75,3 +75,29 @@ def test_vae_round_trip_and_backward():
     assert_close(out, expected, atol=1e-4)
     for (name, p), q in zip(ours.named_parameters(), vae.parameters()):
         assert_close(p.grad, q.grad, atol=5e-4, rtol=1e-3, what=name)
+
+
+def test_diffusion_training_step():
+    """What diffusers' training scripts do: noise the latents with the DDPM
+    scheduler, predict the noise, F.mse_loss, AdamW; on flagos:1, twice."""
+    scheduler = diffusers.DDPMScheduler(num_train_timesteps=100)
+    latents, _, text = inputs()
+    noise = torch.randn(latents.shape, generator=torch.Generator().manual_seed(5))
+    t = torch.tensor([37])
+    reference = small_unet().train()
+    ours = copy.deepcopy(reference).to("flagos:1")
+    losses = {}
+    for model, device in ((reference, "cpu"), (ours, "flagos:1")):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        losses[device] = []
+        for _ in range(2):
+            noisy = scheduler.add_noise(latents.to(device), noise.to(device), t.to(device))
+            prediction = model(noisy, t.to(device), text.to(device)).sample
+            loss = torch.nn.functional.mse_loss(prediction, noise.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses[device].append(loss.item())
+    assert_close(torch.tensor(losses["flagos:1"]), torch.tensor(losses["cpu"]), atol=1e-5, what="losses")
+    for (name, p), q in zip(ours.named_parameters(), reference.parameters()):
+        assert_close(p, q, atol=1e-4, rtol=1e-4, what=name)

@@ -7,6 +7,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/bernoulli.h>
+#include <ATen/ops/multinomial.h>
 #include <ATen/ops/normal.h>
 #include <ATen/ops/random.h>
 #include <ATen/ops/uniform.h>
@@ -85,3 +86,31 @@ aclnnStatus aclnnInplaceRandomGetWorkspaceSize(const aclTensor* selfRef, int64_t
   });
 }
 FSIM_PHASE2(aclnnInplaceRandom)
+
+// aclnnMultinomial (ops-math random/stateless_sample_multinomial): self is
+// (C) or (N, C) float16/bfloat16/float/double with C <= 2^24; out int64 of
+// self's rank, last dimension numsamples (> 0; <= C without replacement) and
+// self's N. Anything else is ACLNN_ERR_PARAM_INVALID.
+aclnnStatus aclnnMultinomialGetWorkspaceSize(const aclTensor* self, int64_t numsamples, bool replacement, int64_t seed,
+                                             int64_t offset, aclTensor* out, uint64_t* workspaceSize,
+                                             aclOpExecutor** executor) {
+  Op op("aclnnMultinomial", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("out", out, DTypes{ACL_INT64});
+  const size_t rank = self != nullptr ? self->viewDims.size() : 1;
+  op.require(rank == 1 || rank == 2, "self must be 1-d or 2-d");
+  op.require(out == nullptr || out->viewDims.size() == rank, "self and out must have the same rank");
+  op.require(numsamples > 0, "numsamples must be positive");
+  const int64_t categories = self != nullptr && rank >= 1 && rank <= 2 ? self->viewDims.back() : 0;
+  op.require(replacement || numsamples <= categories, "numsamples may not exceed the categories without replacement");
+  op.require(categories <= (int64_t{1} << 24), "self's last dimension may not exceed 2^24");
+  op.require(out == nullptr || out->viewDims.empty() || out->viewDims.back() == numsamples,
+             "out's last dimension must be numsamples");
+  op.require(out == nullptr || self == nullptr || rank != 2 || out->viewDims.size() != 2 ||
+                 out->viewDims[0] == self->viewDims[0],
+             "out's first dimension must be self's");
+  return op.build([numsamples, replacement, seed, offset](Views& v) {
+    at::multinomial_out(v["out"], v["self"], numsamples, replacement,
+                        engine(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)));
+  });
+}
+FSIM_PHASE2(aclnnMultinomial)

@@ -1,0 +1,124 @@
+// mse_loss and its backward on aclnnMseLoss / aclnnMseLossBackward
+// (mse_loss, mse_loss.out, mse_loss_backward, mse_loss_backward.grad_input):
+// the loss of diffusion training (F.mse_loss on the predicted noise).
+//
+// Device policy: first-tensor (self, else target / grad_output); every
+// tensor on that device, but for a CPU 0-dim one (a Python number), which is
+// copied there, as TensorIterator allows on CUDA.
+//
+// Shapes and dtypes, as ATen: the loss is in the promoted dtype of self and
+// target, the broadcast shape for reduction none and 0-dim for mean and sum.
+// CANN's backward takes gradOutput and target in self's dtype only, so a
+// mixed-dtype call runs in the promoted dtype (what ATen computes in).
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Reduction.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/ScalarType.h>
+#include <torch/library.h>
+
+#include <vector>
+
+#include "aten/dtype_fallback.h"
+#include "handwritten/support.h"
+#include "runtime/launch.h"
+#include "generated/aclnn/aclnnMseLoss.h"
+#include "generated/aclnn/aclnnMseLossBackward.h"
+
+namespace flagos {
+namespace {
+
+void check_reduction(int64_t reduction) {
+  TORCH_CHECK(reduction >= at::Reduction::None && reduction <= at::Reduction::Sum, "mse_loss: reduction ", reduction,
+              " is not one of 0 (none), 1 (mean), 2 (sum)");
+}
+
+std::vector<int64_t> loss_sizes(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  if (reduction != at::Reduction::None) {
+    return {};
+  }
+  const auto sizes = at::infer_size(self.sizes(), target.sizes());
+  return {sizes.begin(), sizes.end()};
+}
+
+void launch_mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
+  const LaunchDevice device = launch_device_of(self, target);
+  const at::ScalarType dtype = out.scalar_type();
+  auto prepared = [&](const at::Tensor& t) {
+    const at::Tensor placed = on_launch_device(t, device);
+    return placed.scalar_type() == dtype ? placed : placed.to(dtype);
+  };
+  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLoss, prepared(self), prepared(target), reduction, out);
+}
+
+at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  check_same_device("mse_loss", {{"self", self}, {"target", target}});
+  check_reduction(reduction);
+  const LaunchDevice device = launch_device_of(self, target);
+  at::Tensor out = empty_on(device, loss_sizes(self, target, reduction),
+                            at::promote_types(self.scalar_type(), target.scalar_type()));
+  launch_mse_loss(self, target, reduction, out);
+  return out;
+}
+
+at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
+  check_same_device("mse_loss.out", {{"self", self}, {"target", target}, {"out", out}});
+  check_reduction(reduction);
+  hw::check_out_dtype(out, at::promote_types(self.scalar_type(), target.scalar_type()));
+  at::native::resize_output(out, loss_sizes(self, target, reduction));
+  launch_mse_loss(self, target, reduction, out);
+  return out;
+}
+
+void launch_mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                              int64_t reduction, at::Tensor& grad_input) {
+  const LaunchDevice device = launch_device_of(self, target, grad_output);
+  const at::ScalarType dtype = grad_input.scalar_type();
+  auto prepared = [&](const at::Tensor& t) {
+    const at::Tensor placed = on_launch_device(t, device);
+    return placed.scalar_type() == dtype ? placed : placed.to(dtype);
+  };
+  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLossBackward, prepared(grad_output), prepared(self), prepared(target),
+                        reduction, grad_input);
+}
+
+std::vector<int64_t> grad_sizes(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target) {
+  const auto sizes = at::infer_size(at::infer_size(grad_output.sizes(), self.sizes()), target.sizes());
+  return {sizes.begin(), sizes.end()};
+}
+
+at::ScalarType grad_dtype(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target) {
+  return at::promote_types(at::promote_types(grad_output.scalar_type(), self.scalar_type()), target.scalar_type());
+}
+
+at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                             int64_t reduction) {
+  check_same_device("mse_loss_backward", {{"grad_output", grad_output}, {"self", self}, {"target", target}});
+  check_reduction(reduction);
+  const LaunchDevice device = launch_device_of(self, target, grad_output);
+  at::Tensor grad_input = empty_on(device, grad_sizes(grad_output, self, target),
+                                   grad_dtype(grad_output, self, target));
+  launch_mse_loss_backward(grad_output, self, target, reduction, grad_input);
+  return grad_input;
+}
+
+at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                  int64_t reduction, at::Tensor& grad_input) {
+  check_same_device("mse_loss_backward.grad_input",
+                    {{"grad_output", grad_output}, {"self", self}, {"target", target}, {"grad_input", grad_input}});
+  check_reduction(reduction);
+  hw::check_out_dtype(grad_input, grad_dtype(grad_output, self, target));
+  at::native::resize_output(grad_input, grad_sizes(grad_output, self, target));
+  launch_mse_loss_backward(grad_output, self, target, reduction, grad_input);
+  return grad_input;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mse_loss", flagos::with_dtype_fallback<"mse_loss", &mse_loss>());
+  m.impl("mse_loss.out", flagos::with_dtype_fallback<"mse_loss.out", &mse_loss_out>());
+  m.impl("mse_loss_backward", flagos::with_dtype_fallback<"mse_loss_backward", &mse_loss_backward>());
+  m.impl("mse_loss_backward.grad_input", flagos::with_dtype_fallback<"mse_loss_backward.grad_input", &mse_loss_backward_out>());
+}
+
+}  // namespace
+}  // namespace flagos
