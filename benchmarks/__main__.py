@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=os.path.join(REPO, "benchmarks", "results.json"),
                         help="where to write the results (default benchmarks/results.json)")
     parser.add_argument("--quick", action="store_true", help="smoke test: small loops, few repetitions")
+    parser.add_argument("--clean-builds", type=int, default=None, metavar="N",
+                        help="builds from scratch to time (default 1, 0 with --quick); each takes minutes")
     args = parser.parse_args(argv)
     settings = dict(QUICK if args.quick else FULL)
 
@@ -59,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         figures["generator"] = generator.run_all(settings["tool_repetitions"], workdir)
         others["generator"] = meter.fraction()
         meter = report.OthersLoad()
+        clean = args.clean_builds if args.clean_builds is not None else (0 if args.quick else 1)
         figures["build"] = build.run_all(settings["compile_repetitions"], workdir,
-                                         with_compile=settings["compile_repetitions"] > 0)
+                                         with_compile=settings["compile_repetitions"] > 0,
+                                         with_new_op=not args.quick, clean=clean)
         others["build"] = meter.fraction()
     if settings["model_repetitions"]:
         meter = report.OthersLoad()

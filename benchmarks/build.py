@@ -1,5 +1,8 @@
 """Build figures: the generated translation units, the compile time of the
-largest one, and what a one-op YAML change recompiles.
+largest one, what a one-op YAML change recompiles, the incremental rebuild
+after adding an op with a new prototype and simulator operator, and builds
+from scratch (benchmarks/new_op.py runs those two in an overlay of the
+repository, so the real build directory is reused but never modified).
 
 Nothing in build/cmake, yaml/ or csrc/generated/ is modified: the compile
 writes its object to a temp file, and the YAML change happens in temp copies.
@@ -144,8 +147,34 @@ def one_op_change(workdir: str) -> dict:
     }
 
 
-def run_all(reps: int, workdir: str, with_compile: bool) -> dict:
+def new_op(workdir: str) -> dict:
+    """A new op with a new prototype and simulator operator, rebuilt incrementally in an
+    overlay of the repository (benchmarks/new_op.py); the objects a one-op change rebuilds."""
+    from benchmarks import new_op as harness
+
+    return harness.run(workdir)
+
+
+def clean_builds(count: int, workdir: str) -> dict:
+    """`count` builds from scratch, each in its own overlay; wall seconds and per-object times."""
+    from benchmarks import new_op as harness
+
+    runs = []
+    for i in range(count):
+        folder = os.path.join(workdir, f"clean{i}")
+        os.makedirs(folder)
+        runs.append(harness.run(folder, clean=True))
+        if runs[-1].get("status") != "ok":
+            return {"status": runs[-1].get("status"), "runs": runs}
+    return {"status": "ok", "seconds": summarize([r["seconds"] for r in runs]), "runs": runs}
+
+
+def run_all(reps: int, workdir: str, with_compile: bool, with_new_op: bool = False, clean: int = 0) -> dict:
+    from benchmarks import new_op as harness
+
     result = {"generated_translation_units": translation_units()}
+    # Per-object compile times of the repository's own build, as ninja logged them.
+    result["last_build_objects"] = harness.object_times(CMAKE_BUILD)
     if with_compile:
         os.makedirs(os.path.join(workdir, "compile"), exist_ok=True)
         result["largest_unit_compile"] = compile_time(reps, os.path.join(workdir, "compile"))
@@ -153,4 +182,13 @@ def run_all(reps: int, workdir: str, with_compile: bool) -> dict:
         result["largest_unit_compile"] = {"status": "skipped in --quick"}
     os.makedirs(os.path.join(workdir, "change"), exist_ok=True)
     result["one_op_change"] = one_op_change(os.path.join(workdir, "change"))
+    if with_new_op:
+        os.makedirs(os.path.join(workdir, "new_op"), exist_ok=True)
+        result["new_op"] = new_op(os.path.join(workdir, "new_op"))
+    else:
+        result["new_op"] = {"status": "skipped in --quick"}
+    if clean:
+        result["clean_build"] = clean_builds(clean, workdir)
+    else:
+        result["clean_build"] = {"status": "skipped (--clean-builds 0)"}
     return result

@@ -16,6 +16,7 @@ import torch
 import torch_fl
 from torch_fl import _C
 
+from benchmarks import breakdown
 from benchmarks.timing import Variant, compare, interleave, paired, summarize
 
 SIZE = 4  # elements: the op is all dispatch and launch, no arithmetic to speak of
@@ -286,9 +287,11 @@ def run_all(n: int, reps: int, helpers: dict[str, tuple[Optional[ModuleType], st
         figures["cross_device"] = cross_device(n, reps)
         figures["launch_path"] = launch_path(n, reps)
         figures["executor_cache"] = executor_cache(n, reps)
+        figures["breakdown"] = breakdown.run(n, reps)
     finally:
         _C._set_guards_enabled(True)
         _C._set_executor_cache(True)
+        _C._set_phase_probes(False)
         _C._set_device_check(previous_check)
         torch.flagos.set_device(0)
     figures["same_device"]["cpp_helper"] = ext_status

@@ -159,6 +159,19 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
     out.append(("executor cache", "ratio cache off/hit", *_fmt(cache["cache_off_vs_hit"]["ratio"], "x"), ""))
     out.append(("executor cache", "ratio scalar miss/hit", *_fmt(cache["scalar_miss_vs_hit"]["ratio"], "x"), ""))
 
+    parts = host.get("breakdown", {}).get("ops", {})
+    for name, op in parts.items():
+        ns = op["ns_per_op"]
+        ph = {k: v["median"] for k, v in op["phases_ns_per_op"].items()}
+        out.append(("breakdown", f"{name} flagos / cpu", *_fmt(op["flagos_vs_cpu"], "x"),
+                    f"{ns['flagos']['median']:,.0f} vs {ns['cpu']['median']:,.0f} ns"
+                    + (f"; target <= {op['target']['flagos_vs_cpu_at_most']}" if "target" in op else "")))
+        out.append(("breakdown", f"{name} phases (ns)", f"{ph['layer_net_of_probes']:,.0f} ns", "layer",
+                    ", ".join(f"{k} {ph[k]:,.0f}" for k in ("dispatch_entry", "wrapper", "arg_conversion",
+                                                            "cache_lookup", "phase_one", "launch_other",
+                                                            "simulator"))
+                    + f"; launches/op {op['per_op_counts']['launches']:g}"))
+
     gen = results["figures"]["generator"]
     syn = gen["synthetic_registry"]
     for name, run in gen["runs"].items():
@@ -187,6 +200,30 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
                     f"rewrites {', '.join(change['files_written'])}; recompiles {shown}"))
     else:
         out.append(("build", "one-op YAML change", "-", "-", change.get("status", "")))
+    objects = build.get("last_build_objects", {})
+    if "objects" in objects:
+        largest = ", ".join(f"{name} {s} s" for name, s in list(objects["largest"].items())[:3])
+        out.append(("build", "per object (last build)", f"{objects['median_seconds']} s",
+                    f"{objects['min_seconds']} .. {objects['max_seconds']} s",
+                    f"{objects['objects']} objects, {objects['sum_seconds']} s in all; largest {largest}"))
+    added = build.get("new_op", {})
+    if added.get("status") == "ok":
+        planned = added["rebuild"]["rebuilt"]
+        out.append(("build", f"new op {added['op']['op']} ({added['op']['aclnn']})", f"{added['rebuild']['seconds']} s",
+                    "", f"incremental ninja: backend objects {len(planned['backend'])}, simulator objects "
+                    f"{len(planned['simulator'])}, {planned['links']} links; codegen {added['codegen']['seconds']} s"))
+        change = added["one_op_change"]["rebuilt"]
+        out.append(("build", "one-op change, rebuilt", f"{added['one_op_change']['seconds']} s", "",
+                    f"{len(change['backend'])} backend object(s): "
+                    + ", ".join(os.path.basename(o) for o in change["backend"] + change["simulator"])))
+    else:
+        out.append(("build", "new op", "-", "-", added.get("status", "")))
+    clean = build.get("clean_build", {})
+    if clean.get("status") == "ok":
+        out.append(("build", "clean build", *_fmt(clean["seconds"], "s"),
+                    f"cmake + ninja -j{clean['runs'][0]['jobs']} in an overlay, {len(clean['runs'])} run(s)"))
+    else:
+        out.append(("build", "clean build", "-", "-", clean.get("status", "")))
     return out
 
 

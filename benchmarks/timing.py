@@ -61,42 +61,61 @@ class Variant:
     leave: Callable[[], None] = lambda: None
     samples: list[float] = field(default_factory=list)  # ns per op, one per round
     counters: dict[str, float] = field(default_factory=dict)  # summed over the timed rounds
+    wall_samples: list[float] = field(default_factory=list)  # wall ns per op, when `samples` are CPU time
+    rounds: list[dict] = field(default_factory=list)  # what `after` returned, per round
 
 
-def _sample(variant: Variant, n: int, before: Callable[[], None], after: Callable[[], dict]) -> tuple[float, dict]:
+# The clocks a comparison can time with. Wall time is the default. On a
+# shared, loaded machine the process's CPU time (all its threads) leaves out
+# the time the process waited for a core, which otherwise lands at random
+# in whichever variant was running.
+CLOCKS = {"wall": time.perf_counter_ns, "process_cpu": time.process_time_ns}
+
+
+def _sample(variant: Variant, n: int, before: Callable[[], None], after: Callable[[], dict],
+            clock: str = "wall") -> tuple[float, float, dict]:
+    """(ns per op by `clock`, wall ns per op, counters)."""
+    read = CLOCKS[clock]
     variant.enter()
     try:
         before()
         gc.disable()
         try:
-            start = time.perf_counter_ns()
+            start, wall_start = read(), time.perf_counter_ns()
             measured = variant.run(n)
-            elapsed = time.perf_counter_ns() - start
+            elapsed, wall = read() - start, time.perf_counter_ns() - wall_start
         finally:
             gc.enable()
         counts = after()
     finally:
         variant.leave()
-    return (measured if measured is not None else elapsed) / n, counts
+    if measured is not None:  # a C++ loop timed itself (wall)
+        elapsed = wall = measured
+    return elapsed / n, wall / n, counts
 
 
 def interleave(variants: list[Variant], n: int, reps: int,
                before: Callable[[], None] = lambda: None,
-               after: Callable[[], dict] = lambda: {}) -> list[Variant]:
+               after: Callable[[], dict] = lambda: {}, clock: str = "wall") -> list[Variant]:
     """One warm-up sample of each variant, then `reps` rounds of A B C ...
 
     `before` resets counters right before each timed loop and `after` reads
-    them right after it; the counts are summed per variant over the rounds.
+    them right after it; the counts are summed per variant over the rounds
+    (numbers only), and each round's are kept in `rounds`. `clock` is
+    "wall" or "process_cpu" (CLOCKS); wall time is kept in `wall_samples`.
     """
     gc.collect()
     for variant in variants:
-        _sample(variant, n, before, after)
+        _sample(variant, n, before, after, clock)
     for _ in range(reps):
         for variant in variants:
-            ns, counts = _sample(variant, n, before, after)
+            ns, wall, counts = _sample(variant, n, before, after, clock)
             variant.samples.append(ns)
+            variant.wall_samples.append(wall)
+            variant.rounds.append(counts)
             for key, value in counts.items():
-                variant.counters[key] = variant.counters.get(key, 0) + value
+                if isinstance(value, (int, float)):
+                    variant.counters[key] = variant.counters.get(key, 0) + value
     return variants
 
 

@@ -305,7 +305,7 @@ class Func:
 
 
 FUNCS: dict[str, Func] = {
-    "item": Func(("launch",), (("tensor",),), "scalar", "{0}.item()",
+    "item": Func(("launch",), (("tensor",),), "scalar", "flagos::gen::wrapped_value({0})",
                  doc="the value of a CPU 0-dim tensor (a Python number), passed as an aclScalar"),
     "scalar_type": Func(("launch",), (("tensor",),), "dtype", "{0}.scalar_type()", doc="a tensor's dtype"),
     "reduction_dims": Func(("launch",), (("int_array", "optional_int_array", "int"), ("tensor",)), "int_vector",

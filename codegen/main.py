@@ -18,7 +18,9 @@ from codegen.file_manager import FileManager
 from codegen.lint import lint_handwritten
 from codegen.model import Registry
 from codegen.registry import Paths, load_registry
-from codegen.report import explain, policy_rows, render_report
+from codegen import model_ops
+from codegen.report import (explain, explain_overloads, filter_rows, policy_rows, render_report, render_uncovered,
+                            suggestions, uncovered_model_ops)
 from codegen.resolve import KernelView, resolve_all
 from codegen.schemas import ATenSchemas, aten_schemas
 from codegen.templates import TEMPLATE_DIR, environment
@@ -61,12 +63,22 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true",
                       help="exit 1 with a diff if csrc/generated/ is stale, or if csrc/ fails the kernel lint")
     mode.add_argument("--report", action="store_true", help="print every op's device policy")
-    mode.add_argument("--explain", metavar="OP", help="print an op's schema, policy and generated C++")
+    mode.add_argument("--explain", metavar="OP",
+                      help="print an op's schema, policy and generated C++; a base name (add) lists its overloads "
+                           "and which have a kernel")
     mode.add_argument("--verify-cann", metavar="DIR", nargs="+",
                       help="compare the registry's prototypes and the project's CANN declarations with checkouts of "
                            "CANN's repositories (ops-math, ops-nn, ops-cv, ops-transformer, opbase, runtime; "
                            "[repo=]path[@commit]); exit 1 on any difference")
     parser.add_argument("--format", choices=("md", "json"), default="md", help="--report format (default md)")
+    parser.add_argument("--guard", choices=("first-tensor", "explicit-arg", "none"),
+                        help="--report: only the ops with this guard")
+    parser.add_argument("--file", metavar="PATH",
+                        help="--report: only the ops of this YAML file or handwritten source (yaml/ops/binary.yaml, "
+                             "copy.cc)")
+    parser.add_argument("--uncovered", action="store_true",
+                        help="--report: the ATen ops of the common model set (codegen/model_ops.txt) that have no "
+                             "flagos kernel and would run on the CPU fallback")
     parser.add_argument("--root", default=REPO_ROOT, help="repository root (default: this checkout)")
     parser.add_argument("--yaml-dir", help="registry folder (default ROOT/yaml)")
     parser.add_argument("--out-dir", help="output folder (default ROOT/csrc/generated)")
@@ -103,8 +115,38 @@ def _verify_cann(dirs: list[str], registry: Registry, paths: Paths) -> int:
     return 1 if differences else 0
 
 
+def _explain(name: str, generation: Generation, schemas: ATenSchemas, paths: Paths, out_dir: str) -> int:
+    registry, kernels = generation.registry, generation.kernels
+    backend = model_ops.backend_registrations(paths.root)
+    text = explain(name, registry, kernels, schemas, generation.code,
+                   {op: f"{paths.show(out_dir)}/{file}" for op, file in generation.shard_files.items()})
+    base = name.partition(".")[0]
+    overloads = explain_overloads(base, registry, kernels, schemas, backend)
+    if text is not None:
+        sys.stdout.write(text + ("\n" + overloads if overloads and len(schemas.overloads(base)) > 1 else ""))
+        return 0
+    if "." not in name and schemas.get(name) is None and overloads is not None:
+        sys.stdout.write(overloads)  # a base name: `add` -> add.Tensor, add.Scalar, ...
+        return 0
+    if schemas.get(name) is not None:
+        print(f"{name}: torch has it, but the registry neither generates nor lists it as handwritten",
+              file=sys.stderr)
+        if overloads:
+            sys.stderr.write(overloads)
+        return 1
+    close = suggestions(name, registry, schemas)
+    print(f"{name}: torch has no such op and the registry neither generates nor lists it as handwritten"
+          + (f"; did you mean {', '.join(close)}?" if close else ""), file=sys.stderr)
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if (args.guard or args.file or args.uncovered) and not args.report:
+        parser.error("--guard, --file and --uncovered filter --report")
+    if args.uncovered and (args.guard or args.file):
+        parser.error("--uncovered lists ops without a kernel: it takes no --guard or --file")
     paths = Paths(args.root, args.yaml_dir)
     out_dir = os.path.abspath(args.out_dir or os.path.join(paths.root, "csrc", "generated"))
     handwritten_dir = os.path.abspath(args.handwritten_dir or os.path.join(paths.root, "csrc", "handwritten"))
@@ -120,18 +162,20 @@ def main(argv: list[str] | None = None) -> int:
         files.add(name, content)
 
     if args.report:
-        sys.stdout.write(render_report(policy_rows(generation.registry, generation.kernels, schemas), args.format))
+        if args.uncovered:
+            ops = model_ops.load()
+            rows = uncovered_model_ops(generation.registry, generation.kernels, schemas,
+                                       model_ops.backend_registrations(paths.root), ops)
+            sys.stdout.write(render_uncovered(rows, len(ops), args.format))
+            return 0
+        rows = filter_rows(policy_rows(generation.registry, generation.kernels, schemas), args.guard, args.file)
+        if not rows and args.file:
+            print(f"no op comes from {args.file}: give a YAML file (yaml/ops/binary.yaml) or a handwritten source "
+                  f"(csrc/handwritten/copy.cc), or the end of its path", file=sys.stderr)
+        sys.stdout.write(render_report(rows, args.format))
         return 0
     if args.explain:
-        text = explain(args.explain, generation.registry, generation.kernels, schemas, generation.code,
-                       {op: f"{paths.show(out_dir)}/{name}" for op, name in generation.shard_files.items()})
-        if text is None:
-            known = "torch has it, but" if schemas.get(args.explain) else "torch has no such op and"
-            print(f"{args.explain}: {known} the registry neither generates nor lists it as handwritten",
-                  file=sys.stderr)
-            return 1
-        sys.stdout.write(text)
-        return 0
+        return _explain(args.explain, generation, schemas, paths, out_dir)
     if args.verify_cann:
         return _verify_cann(args.verify_cann, generation.registry, paths)
     if args.check:

@@ -124,3 +124,85 @@ def explain(op: str, registry: Registry, kernels: list[KernelView], schemas: ATe
             lines.append(f"entry point:  {name}GetWorkspaceSize({params}, ...) [{proto.loc if proto else '?'}]")
         lines += ["", "generated C++:", "", code[op]]
     return "\n".join(lines) + "\n"
+
+
+# ---- finding things: overloads, suggestions, filters, model coverage ---------
+
+def _coverage(registry: Registry, kernels: list[KernelView]) -> dict[str, str]:
+    """op -> "generated, <guard>, <yaml>" / "handwritten, <guard>, <file>"."""
+    covered = {k.op: f"generated, guard {k.guard}, {k.yaml_loc}" for k in kernels}
+    for entry in registry.handwritten:
+        covered[entry.op] = f"handwritten, guard {entry.policy.guard.value}, {entry.file}"
+    return covered
+
+
+def _uncovered_note(op: str, schemas: ATenSchemas, backend: set[str]) -> str:
+    from codegen.model_ops import runs_everywhere
+
+    if op in backend:
+        return "backend kernel in csrc/aten/"
+    if runs_everywhere(schemas.raw(op)):
+        return "not covered, none needed: torch's composite kernel runs on every device"
+    return "not covered: runs on the CPU fallback (raises under FLAGOS_STRICT=1)"
+
+
+def explain_overloads(base: str, registry: Registry, kernels: list[KernelView], schemas: ATenSchemas,
+                      backend: set[str]) -> str | None:
+    """Every overload of `base` (and of its in-place form `base_`) and which have a flagos kernel."""
+    names = schemas.overloads(base) + ([] if base.endswith("_") else schemas.overloads(base + "_"))
+    if not names:
+        return None
+    covered = _coverage(registry, kernels)
+    width = max(len(name) for name in names)
+    lines = [f"{base}: {len(names)} overloads in torch, {sum(name in covered for name in names)} with a flagos "
+             f"kernel (`--explain <overload>` for one):"]
+    for name in names:
+        lines.append(f"  {name:<{width}}  {covered.get(name) or _uncovered_note(name, schemas, backend)}")
+    return "\n".join(lines) + "\n"
+
+
+def suggestions(name: str, registry: Registry, schemas: ATenSchemas) -> list[str]:
+    """Registry and ATen names a few edits from `name`, the registry's first on a tie."""
+    ours = tuple(e.op for e in registry.ops) + tuple(e.op for e in registry.handwritten)
+    return schemas.suggest(name, ours)
+
+
+def filter_rows(rows: list[PolicyRow], guard: str | None, file: str | None) -> list[PolicyRow]:
+    """Rows with that guard and/or from that YAML file or handwritten source (a path or its end)."""
+    def from_file(row: PolicyRow) -> bool:
+        places = [row.where.rsplit(":", 1)[0]] + ([row.kernel] if row.kind == "handwritten" else [])
+        wanted = file.replace("\\", "/").lstrip("./")
+        return any(place == wanted or place.endswith("/" + wanted) for place in places)
+
+    return [row for row in rows if (guard is None or row.guard == guard) and (file is None or from_file(row))]
+
+
+def uncovered_model_ops(registry: Registry, kernels: list[KernelView], schemas: ATenSchemas,
+                        backend: set[str], model_ops: dict[str, list[str]]) -> list[dict]:
+    """The ops of the common model set (codegen/model_ops.txt) that would run on the CPU fallback."""
+    from codegen.model_ops import runs_everywhere
+
+    covered = _coverage(registry, kernels)
+    rows = []
+    for op, models in sorted(model_ops.items()):
+        if op in covered or op in backend or runs_everywhere(schemas.raw(op)):
+            continue
+        schema = schemas.raw(op)
+        rows.append({"op": op, "models": models,
+                     "schema": schema["func"] if schema else "(not in this torch's native_functions.yaml)"})
+    return rows
+
+
+def render_uncovered(rows: list[dict], total: int, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"model_ops": total, "uncovered": rows}, indent=2) + "\n"
+    lines = [f"# Ops of the common model set without a flagos kernel",
+             "",
+             f"{len(rows)} of the {total} ATen overloads that the models of codegen/model_ops.txt dispatch have no "
+             "flagos kernel and no kernel torch runs on every device: they run on the CPU fallback "
+             "(`torch_fl.sim.stats()[\"fallback_ops\"]` counts them; FLAGOS_STRICT=1 makes them raise).",
+             "",
+             "| op | models | schema |",
+             "| --- | --- | --- |"]
+    lines += [f"| {row['op']} | {', '.join(row['models'])} | `{row['schema']}` |" for row in rows]
+    return "\n".join(lines) + "\n"

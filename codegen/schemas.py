@@ -8,7 +8,6 @@ the file itself is read once per process with libyaml when available.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from dataclasses import dataclass
@@ -125,8 +124,20 @@ class ATenSchemas:
     def names(self) -> list[str]:
         return sorted(self._raw)
 
-    def suggest(self, name: str) -> list[str]:
-        return difflib.get_close_matches(name, self._raw.keys(), n=3, cutoff=0.6)
+    def suggest(self, name: str, preferred: tuple[str, ...] = ()) -> list[str]:
+        """Overloads (and base names) of torch within a few edits of `name`; `preferred` first on a tie."""
+        from codegen.suggest import closest
+
+        bases = {key.partition(".")[0] for key in self._raw}
+        return closest(name, list(self._raw) + list(bases - set(self._raw)), preferred, n=3)
+
+    def raw(self, name: str) -> dict | None:
+        """native_functions.yaml's entry of an overload (dispatch keys, tags, ...)."""
+        return self._raw.get(name)
+
+    def overloads(self, base: str) -> list[str]:
+        """Every overload of `base` (`add` -> add.Tensor, add.Scalar, add.out, ...)."""
+        return sorted(key for key in self._raw if key == base or key.startswith(base + "."))
 
     def get(self, name: str) -> OpSchema | None:
         if name not in self._raw:

@@ -27,6 +27,9 @@ torch.utils.generate_methods_for_privateuse1_backend(
 
 from torch_fl import sim  # noqa: E402
 
+if torch.distributed.is_available():
+    from torch_fl import distributed  # noqa: E402,F401  (registers the "hccl" backend)
+
 
 @atexit.register
 def _let_autograd_workers_finish() -> None:

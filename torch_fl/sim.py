@@ -32,6 +32,9 @@ def _lib() -> ctypes.CDLL:
         lib.fsimGetMismatchMode.restype = ctypes.c_int
         lib.fsimPointerDevice.argtypes = [ctypes.c_void_p]
         lib.fsimPointerDevice.restype = ctypes.c_int32
+        lib.fsimHazardReport.restype = ctypes.c_char_p
+        lib.fsimSetStreamMode.argtypes = [ctypes.c_int]
+        lib.fsimGetStreamMode.restype = ctypes.c_int
         _runtime = lib
     return _runtime
 
@@ -46,8 +49,9 @@ def stats() -> Dict[str, Any]:
     Keys: ``set_device_calls``, ``launches`` (device -> successful launches),
     ``rejected_launches``, ``mismatched_launches``, ``live_allocations``
     (device -> runtime allocations alive), ``live_bytes``, ``op_launches``
-    (ACLNN operator -> launches), ``peer_copies`` and ``fallback_ops``
-    (ATen op -> CPU fallback calls).
+    (ACLNN operator -> launches), ``peer_copies``, ``failed_tasks`` (queued
+    work that failed when it ran), ``hazards`` (unordered accesses, see
+    :func:`hazard_report`) and ``fallback_ops`` (ATen op -> CPU fallback calls).
     """
     raw = json.loads(_lib().fsimStatsJson().decode())
     for key in ("launches", "live_allocations", "live_bytes"):
@@ -87,6 +91,36 @@ def inject_fault(op: str, phase: int, count: int = 1) -> None:
 
 def clear_faults() -> None:
     _lib().fsimClearFaults()
+
+
+def hazard_report() -> list:
+    """The latest hazards the simulator saw (at most 32), one description each: accesses to one
+    allocation, at least one a write, that no synchronization of the program orders (a kernel
+    and a host read without a wait, two streams without an event, a free of memory queued work
+    still uses). Decided from the order of runtime calls, not from timing; reset_stats clears it."""
+    return [line for line in _lib().fsimHazardReport().decode().splitlines() if line]
+
+
+_STREAM_MODES = {"async": 0, "lazy": 1}
+
+
+def set_stream_mode(mode: str) -> None:
+    """``async`` (default): each stream's worker runs its work as soon as it can; ``lazy``: work
+    runs only once something waits for it (a synchronization, or a stream waiting for an event
+    recorded after it), so a read that does not wait sees memory as it was before the work."""
+    if mode not in _STREAM_MODES:
+        raise ValueError(f"stream mode must be one of {sorted(_STREAM_MODES)}, got {mode!r}")
+    _lib().fsimSetStreamMode(_STREAM_MODES[mode])
+
+
+def stream_mode() -> str:
+    value = _lib().fsimGetStreamMode()
+    return next(name for name, code in _STREAM_MODES.items() if code == value)
+
+
+def drain_streams() -> None:
+    """Waits for (and in lazy mode runs) the work queued on every stream of every device."""
+    _lib().fsimDrainStreams()
 
 
 def pointer_device(address: int) -> int:

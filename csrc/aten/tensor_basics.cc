@@ -15,6 +15,7 @@
 #include "runtime/acl_check.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
+#include "runtime/stream.h"
 
 namespace flagos {
 namespace {
@@ -96,15 +97,26 @@ at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
   return set_storage(self, std::move(source), 0, {numel}, {});
 }
 
-// Reads one element back to the host. No device switch: the copy is
-// addressed by pointer, so it works from any current device.
+// Reads one element back to the host (.item()), after the work queued on
+// the tensor's device's current stream (StreamWait::kHostRead): aclrtMemcpy
+// reads at once. The copy needs no device switch (it is addressed by
+// pointer); the synchronization takes any device's stream.
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   at::Tensor host = at::empty({}, self.options().device(at::kCPU));
   const void* src = static_cast<const char*>(self.storage().data()) +
                     self.storage_offset() * static_cast<int64_t>(self.itemsize());
+  if (stream_wait_enabled(StreamWait::kHostRead)) {
+    synchronize_stream(current_stream(self.device().index()));
+  }
   FLAGOS_ACL_CHECK(aclrtMemcpy(host.mutable_data_ptr(), host.nbytes(), src, host.nbytes(),
                                ACL_MEMCPY_DEVICE_TO_HOST));
   return host.item();
+}
+
+// Tensor.record_stream(s): the storage's block, when freed, waits for the
+// work queued on `s` so far.
+void record_stream_kernel(at::Tensor& self, c10::Stream stream) {
+  flagos::record_stream(self.storage().data_ptr(), stream);
 }
 
 // Whether `self` may take `from`'s data in place (`param.data = from`).
@@ -136,6 +148,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", TORCH_FN(set_whole_storage));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+  m.impl("record_stream", TORCH_FN(record_stream_kernel));
 }
 
 }  // namespace

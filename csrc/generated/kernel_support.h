@@ -32,6 +32,24 @@ bool any_cpu_scalar(const Tensors&... tensors) {
   return (is_cpu_scalar(tensors) || ...);
 }
 
+// The value of a Python number that reached a Tensor overload (a CPU 0-dim
+// tensor), read from its one element: Tensor::item() would dispatch
+// _local_scalar_dense for it on every op.
+inline c10::Scalar wrapped_value(const at::Tensor& t) {
+  if (t.is_cpu() && t.dim() == 0) {
+    switch (t.scalar_type()) {
+      case at::kDouble: return *t.const_data_ptr<double>();
+      case at::kFloat: return *t.const_data_ptr<float>();
+      case at::kLong: return *t.const_data_ptr<int64_t>();
+      case at::kInt: return *t.const_data_ptr<int32_t>();
+      case at::kBool: return *t.const_data_ptr<bool>();
+      case at::kComplexDouble: return *t.const_data_ptr<c10::complex<double>>();
+      default: break;
+    }
+  }
+  return t.item();
+}
+
 // The CPU 0-dim operands the device check lets through go to the launch
 // device with the launch path's own helper.
 using flagos::on_launch_device;

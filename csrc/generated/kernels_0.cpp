@@ -54,6 +54,7 @@ namespace {
 // add.Scalar: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_add_Scalar(const at::Tensor & self, const at::Scalar & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -64,6 +65,7 @@ at::Tensor wrapper_add_Scalar(const at::Tensor & self, const at::Scalar & other,
 // any: any(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_any(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("any", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, at::kBool);
@@ -74,6 +76,7 @@ at::Tensor wrapper_any(const at::Tensor & self) {
 // asin: asin(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_asin(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("asin", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -84,6 +87,7 @@ at::Tensor wrapper_asin(const at::Tensor & self) {
 // asin.out: asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_asin_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("asin.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -98,6 +102,7 @@ at::Tensor & wrapper_asin_out(const at::Tensor & self, at::Tensor & out) {
 // atan2.out: atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan2.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -112,11 +117,12 @@ at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other
 // bitwise_or_.Tensor: bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_bitwise_or__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, other.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrTensor, self, other, self);
@@ -126,6 +132,7 @@ at::Tensor & wrapper_bitwise_or__Tensor(at::Tensor & self, const at::Tensor & ot
 // bitwise_xor.Tensor: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -135,7 +142,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorTensor, self, other, out);
@@ -145,6 +152,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
 // bitwise_xor.Tensor_out: bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -154,7 +162,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorTensor, self, other, out);
@@ -164,6 +172,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
 // clamp_max: clamp_max(Tensor self, Scalar max) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_clamp_max(const at::Tensor & self, const at::Scalar & max) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, max));
@@ -174,6 +183,7 @@ at::Tensor wrapper_clamp_max(const at::Tensor & self, const at::Scalar & max) {
 // clamp_max_.Tensor: clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, max
 at::Tensor & wrapper_clamp_max__Tensor(at::Tensor & self, const at::Tensor & max) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max_.Tensor", {{"self", self}, {"max", max}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, max);
   if (flagos::gen::any_cpu_scalar(max)) {
@@ -187,6 +197,7 @@ at::Tensor & wrapper_clamp_max__Tensor(at::Tensor & self, const at::Tensor & max
 // clamp_min.Tensor_out: clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, min
 at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Tensor & min, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min.Tensor_out", {{"self", self}, {"min", min}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, min);
   if (flagos::gen::any_cpu_scalar(self, min)) {
@@ -201,6 +212,7 @@ at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Ten
 // cosh.out: cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_cosh_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cosh.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -215,6 +227,7 @@ at::Tensor & wrapper_cosh_out(const at::Tensor & self, at::Tensor & out) {
 // cosh_: cosh_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_cosh_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cosh_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCosh, self, self);
@@ -224,6 +237,7 @@ at::Tensor & wrapper_cosh_(at::Tensor & self) {
 // div.Tensor: div.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("div.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -233,7 +247,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDiv, self, other, out);
@@ -243,6 +257,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
 // erfc: erfc(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_erfc(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erfc", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -253,6 +268,7 @@ at::Tensor wrapper_erfc(const at::Tensor & self) {
 // erfc_: erfc_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_erfc_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erfc_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, self);
@@ -262,6 +278,7 @@ at::Tensor & wrapper_erfc_(at::Tensor & self) {
 // fmod.Scalar: fmod.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_fmod_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -272,6 +289,7 @@ at::Tensor wrapper_fmod_Scalar(const at::Tensor & self, const at::Scalar & other
 // fmod.Tensor_out: fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -281,7 +299,7 @@ at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor &
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodTensor, self, other, out);
@@ -291,6 +309,7 @@ at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor &
 // logical_or.out: logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_or.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -305,6 +324,7 @@ at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & 
 // mean: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_mean(const at::Tensor & self, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mean", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, dtype.value_or(self.scalar_type()));
@@ -315,6 +335,7 @@ at::Tensor wrapper_mean(const at::Tensor & self, ::std::optional<at::ScalarType>
 // mean.dim: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_mean_dim(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mean.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), dtype.value_or(self.scalar_type()));
@@ -325,6 +346,7 @@ at::Tensor wrapper_mean_dim(const at::Tensor & self, at::OptionalIntArrayRef dim
 // mv: mv(Tensor self, Tensor vec) -> Tensor
 // guard first-tensor: the first flagos tensor among self, vec
 at::Tensor wrapper_mv(const at::Tensor & self, const at::Tensor & vec) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mv", {{"self", self}, {"vec", vec}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, vec);
   if (flagos::gen::any_cpu_scalar(self, vec)) {
@@ -339,6 +361,7 @@ at::Tensor wrapper_mv(const at::Tensor & self, const at::Tensor & vec) {
 // native_layer_norm: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 // guard explicit-arg: the device of `input`
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_layer_norm", {{"input", input}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   if (flagos::gen::any_cpu_scalar(input)) {
@@ -355,6 +378,7 @@ at::Tensor wrapper_mv(const at::Tensor & self, const at::Tensor & vec) {
 // pow.Tensor_Tensor_out: pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, exponent
 at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Tensor & exponent, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Tensor_Tensor_out", {{"self", self}, {"exponent", exponent}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, exponent);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -364,7 +388,7 @@ at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Te
   at::native::resize_output(out, at::infer_size(self.sizes(), exponent.sizes()));
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorTensor, self, exponent, out);
@@ -374,6 +398,7 @@ at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Te
 // remainder.Scalar_out: remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_remainder_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -388,6 +413,7 @@ at::Tensor & wrapper_remainder_Scalar_out(const at::Tensor & self, const at::Sca
 // remainder.Tensor_out: remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -397,7 +423,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorTensor, self, other, out);
@@ -407,6 +433,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
 // rsqrt.out: rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("rsqrt.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -421,6 +448,7 @@ at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
 // sin: sin(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sin(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sin", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -431,6 +459,7 @@ at::Tensor wrapper_sin(const at::Tensor & self) {
 // sin.out: sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sin.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -445,6 +474,7 @@ at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
 // sinh.out: sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sinh_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sinh.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -459,6 +489,7 @@ at::Tensor & wrapper_sinh_out(const at::Tensor & self, at::Tensor & out) {
 // sub.Scalar: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sub_Scalar(const at::Tensor & self, const at::Scalar & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sub.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -469,6 +500,7 @@ at::Tensor wrapper_sub_Scalar(const at::Tensor & self, const at::Scalar & other,
 // sum.dim_IntList: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sum_dim_IntList(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sum.dim_IntList", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -479,6 +511,7 @@ at::Tensor wrapper_sum_dim_IntList(const at::Tensor & self, at::OptionalIntArray
 // tanh_: tanh_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_tanh_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tanh_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, self);
@@ -488,6 +521,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
 // tril: tril(Tensor self, SymInt diagonal=0) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_tril(const at::Tensor & self, c10::SymInt diagonal) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tril", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -498,6 +532,7 @@ at::Tensor wrapper_tril(const at::Tensor & self, c10::SymInt diagonal) {
 // triu_: triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_triu_(at::Tensor & self, c10::SymInt diagonal) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("triu_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTriu, self, diagonal.expect_int());

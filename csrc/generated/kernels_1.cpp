@@ -47,6 +47,7 @@ namespace {
 // addcmul.out: addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, tensor1, tensor2
 at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addcmul.out", {{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, tensor1, tensor2);
   if (flagos::gen::any_cpu_scalar(self, tensor1, tensor2)) {
@@ -61,6 +62,7 @@ at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & ten
 // addmm: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 // guard explicit-arg: the device of `mat1`
 at::Tensor wrapper_addmm(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addmm", {{"self", self}, {"mat1", mat1}, {"mat2", mat2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(mat1);
   if (flagos::gen::any_cpu_scalar(self, mat1, mat2)) {
@@ -75,6 +77,7 @@ at::Tensor wrapper_addmm(const at::Tensor & self, const at::Tensor & mat1, const
 // addmv: addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 // guard explicit-arg: the device of `mat`
 at::Tensor wrapper_addmv(const at::Tensor & self, const at::Tensor & mat, const at::Tensor & vec, const at::Scalar & beta, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addmv", {{"self", self}, {"mat", mat}, {"vec", vec}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(mat);
   if (flagos::gen::any_cpu_scalar(self, mat, vec)) {
@@ -89,6 +92,7 @@ at::Tensor wrapper_addmv(const at::Tensor & self, const at::Tensor & mat, const 
 // any.dims: any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_any_dims(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("any.dims", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kBool);
@@ -99,6 +103,7 @@ at::Tensor wrapper_any_dims(const at::Tensor & self, at::OptionalIntArrayRef dim
 // atan2: atan2(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_atan2(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan2", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -113,6 +118,7 @@ at::Tensor wrapper_atan2(const at::Tensor & self, const at::Tensor & other) {
 // bitwise_or.Scalar: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_bitwise_or_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -123,6 +129,7 @@ at::Tensor wrapper_bitwise_or_Scalar(const at::Tensor & self, const at::Scalar &
 // bitwise_or.Tensor_out: bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_bitwise_or_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -132,7 +139,7 @@ at::Tensor & wrapper_bitwise_or_Tensor_out(const at::Tensor & self, const at::Te
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrTensor, self, other, out);
@@ -142,6 +149,7 @@ at::Tensor & wrapper_bitwise_or_Tensor_out(const at::Tensor & self, const at::Te
 // bitwise_or_.Scalar: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_bitwise_or__Scalar(at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or_.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, other, self);
@@ -151,6 +159,7 @@ at::Tensor & wrapper_bitwise_or__Scalar(at::Tensor & self, const at::Scalar & ot
 // ceil.out: ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ceil.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -165,6 +174,7 @@ at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
 // cumsum.out: cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cumsum.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -179,6 +189,7 @@ at::Tensor & wrapper_cumsum_out(const at::Tensor & self, int64_t dim, ::std::opt
 // div.Scalar: div.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_div_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("div.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(at::result_type(self, other)));
@@ -189,6 +200,7 @@ at::Tensor wrapper_div_Scalar(const at::Tensor & self, const at::Scalar & other)
 // exp2: exp2(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_exp2(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("exp2", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -199,6 +211,7 @@ at::Tensor wrapper_exp2(const at::Tensor & self) {
 // floor_: floor_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_floor_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("floor_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloor, self, self);
@@ -208,6 +221,7 @@ at::Tensor & wrapper_floor_(at::Tensor & self) {
 // ge.Scalar: ge.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_ge_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ge.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -218,6 +232,7 @@ at::Tensor wrapper_ge_Scalar(const at::Tensor & self, const at::Scalar & other) 
 // lerp.Scalar_out: lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, end
 at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lerp.Scalar_out", {{"self", self}, {"end", end}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, end);
   if (flagos::gen::any_cpu_scalar(self, end)) {
@@ -232,6 +247,7 @@ at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor &
 // lerp.Tensor_out: lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, end, weight
 at::Tensor & wrapper_lerp_Tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lerp.Tensor_out", {{"self", self}, {"end", end}, {"weight", weight}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, end, weight);
   if (flagos::gen::any_cpu_scalar(self, end, weight)) {
@@ -246,6 +262,7 @@ at::Tensor & wrapper_lerp_Tensor_out(const at::Tensor & self, const at::Tensor &
 // log10: log10(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_log10(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log10", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -256,6 +273,7 @@ at::Tensor wrapper_log10(const at::Tensor & self) {
 // log1p.out: log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_log1p_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log1p.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -270,6 +288,7 @@ at::Tensor & wrapper_log1p_out(const at::Tensor & self, at::Tensor & out) {
 // logical_and.out: logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_logical_and_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_and.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -284,6 +303,7 @@ at::Tensor & wrapper_logical_and_out(const at::Tensor & self, const at::Tensor &
 // logical_not: logical_not(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_logical_not(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_not", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -294,6 +314,7 @@ at::Tensor wrapper_logical_not(const at::Tensor & self) {
 // lt.Scalar: lt.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_lt_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lt.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -304,6 +325,7 @@ at::Tensor wrapper_lt_Scalar(const at::Tensor & self, const at::Scalar & other) 
 // max: max(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_max(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("max", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, self.scalar_type());
@@ -314,6 +336,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
 // pow.Scalar: pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 // guard first-tensor: the first flagos tensor among exponent
 at::Tensor wrapper_pow_Scalar(const at::Scalar & self, const at::Tensor & exponent) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Scalar", {{"exponent", exponent}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(exponent);
   at::Tensor out = flagos::empty_on(launch_device, exponent.sizes(), at::result_type(self, exponent));
@@ -324,6 +347,7 @@ at::Tensor wrapper_pow_Scalar(const at::Scalar & self, const at::Tensor & expone
 // silu: silu(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_silu(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("silu", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -334,6 +358,7 @@ at::Tensor wrapper_silu(const at::Tensor & self) {
 // sinh_: sinh_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_sinh_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sinh_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSinh, self, self);
@@ -343,6 +368,7 @@ at::Tensor & wrapper_sinh_(at::Tensor & self) {
 // tan: tan(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_tan(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tan", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -353,6 +379,7 @@ at::Tensor wrapper_tan(const at::Tensor & self) {
 // threshold_backward.grad_input: threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, grad_input, grad_output
 at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold, at::Tensor & grad_input) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("threshold_backward.grad_input", {{"grad_output", grad_output}, {"self", self}, {"grad_input", grad_input}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_input, grad_output);
   if (flagos::gen::any_cpu_scalar(grad_output, self)) {

@@ -41,6 +41,7 @@ namespace {
 // acos_: acos_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_acos_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("acos_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAcos, self, self);
@@ -51,6 +52,7 @@ at::Tensor & wrapper_acos_(at::Tensor & self) {
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_arange(const at::Scalar & end, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "arange: flagos supports only strided tensors");
+  const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1})), dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}), out);
@@ -60,11 +62,12 @@ at::Tensor wrapper_arange(const at::Scalar & end, ::std::optional<at::ScalarType
 // bitwise_and_.Tensor: bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_bitwise_and__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, other.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndTensor, self, other, self);
@@ -74,6 +77,7 @@ at::Tensor & wrapper_bitwise_and__Tensor(at::Tensor & self, const at::Tensor & o
 // clamp_min.Tensor: clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 // guard first-tensor: the first flagos tensor among self, min
 at::Tensor wrapper_clamp_min_Tensor(const at::Tensor & self, const at::Tensor & min) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min.Tensor", {{"self", self}, {"min", min}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, min);
   if (flagos::gen::any_cpu_scalar(self, min)) {
@@ -88,6 +92,7 @@ at::Tensor wrapper_clamp_min_Tensor(const at::Tensor & self, const at::Tensor & 
 // exp_: exp_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_exp_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("exp_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, self);
@@ -97,6 +102,7 @@ at::Tensor & wrapper_exp_(at::Tensor & self) {
 // ge.Tensor: ge.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_ge_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ge.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -106,7 +112,7 @@ at::Tensor wrapper_ge_Tensor(const at::Tensor & self, const at::Tensor & other) 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeTensor, self, other, out);
@@ -116,6 +122,7 @@ at::Tensor wrapper_ge_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // log1p_: log1p_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_log1p_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log1p_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, self);
@@ -125,6 +132,7 @@ at::Tensor & wrapper_log1p_(at::Tensor & self) {
 // logical_not_: logical_not_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_logical_not_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_not_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalNot, self, self);
@@ -134,6 +142,7 @@ at::Tensor & wrapper_logical_not_(at::Tensor & self) {
 // logical_or: logical_or(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_logical_or(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_or", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -148,6 +157,7 @@ at::Tensor wrapper_logical_or(const at::Tensor & self, const at::Tensor & other)
 // logical_or_: logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_logical_or_(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_or_", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(other)) {
@@ -161,6 +171,7 @@ at::Tensor & wrapper_logical_or_(at::Tensor & self, const at::Tensor & other) {
 // mul.Tensor: mul.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mul.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -170,7 +181,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMul, self, other, out);
@@ -180,6 +191,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
 // pow.Tensor_Tensor: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 // guard first-tensor: the first flagos tensor among self, exponent
 at::Tensor wrapper_pow_Tensor_Tensor(const at::Tensor & self, const at::Tensor & exponent) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Tensor_Tensor", {{"self", self}, {"exponent", exponent}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, exponent);
   if (flagos::gen::any_cpu_scalar(self, exponent)) {
@@ -194,6 +206,7 @@ at::Tensor wrapper_pow_Tensor_Tensor(const at::Tensor & self, const at::Tensor &
 // reciprocal.out: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("reciprocal.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -208,6 +221,7 @@ at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
 // reciprocal_: reciprocal_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_reciprocal_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("reciprocal_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnReciprocal, self, self);
@@ -217,6 +231,7 @@ at::Tensor & wrapper_reciprocal_(at::Tensor & self) {
 // sigmoid.out: sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sigmoid.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -231,6 +246,7 @@ at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
 // sigmoid_backward: sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 // guard first-tensor: the first flagos tensor among grad_output, output
 at::Tensor wrapper_sigmoid_backward(const at::Tensor & grad_output, const at::Tensor & output) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sigmoid_backward", {{"grad_output", grad_output}, {"output", output}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(grad_output, output);
   if (flagos::gen::any_cpu_scalar(grad_output, output)) {
@@ -245,6 +261,7 @@ at::Tensor wrapper_sigmoid_backward(const at::Tensor & grad_output, const at::Te
 // tanh.out: tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tanh.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -259,6 +276,7 @@ at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
 // triu: triu(Tensor self, SymInt diagonal=0) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_triu(const at::Tensor & self, c10::SymInt diagonal) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("triu", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -270,6 +288,7 @@ at::Tensor wrapper_triu(const at::Tensor & self, c10::SymInt diagonal) {
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_zeros(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "zeros: flagos supports only strided tensors");
+  const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(c10::get_default_dtype_as_scalartype()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);

@@ -47,6 +47,7 @@ namespace {
 // add.Tensor: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -56,7 +57,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, other.item(), alpha, out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdd, self, other, alpha, out);
@@ -66,6 +67,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
 // addcdiv.out: addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, tensor1, tensor2
 at::Tensor & wrapper_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addcdiv.out", {{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, tensor1, tensor2);
   if (flagos::gen::any_cpu_scalar(self, tensor1, tensor2)) {
@@ -80,6 +82,7 @@ at::Tensor & wrapper_addcdiv_out(const at::Tensor & self, const at::Tensor & ten
 // addr.out: addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 // guard explicit-arg: the device of `vec1`
 at::Tensor & wrapper_addr_out(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & vec2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addr.out", {{"self", self}, {"vec1", vec1}, {"vec2", vec2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(vec1);
   if (flagos::gen::any_cpu_scalar(self, vec1, vec2)) {
@@ -94,6 +97,7 @@ at::Tensor & wrapper_addr_out(const at::Tensor & self, const at::Tensor & vec1, 
 // asin_: asin_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_asin_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("asin_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAsin, self, self);
@@ -103,6 +107,7 @@ at::Tensor & wrapper_asin_(at::Tensor & self) {
 // atan: atan(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_atan(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -113,6 +118,7 @@ at::Tensor wrapper_atan(const at::Tensor & self) {
 // atan.out: atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_atan_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -127,6 +133,7 @@ at::Tensor & wrapper_atan_out(const at::Tensor & self, at::Tensor & out) {
 // bitwise_and.Tensor_out: bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and.Tensor_out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -136,7 +143,7 @@ at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::T
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndTensor, self, other, out);
@@ -146,6 +153,7 @@ at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::T
 // bitwise_and_.Scalar: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_bitwise_and__Scalar(at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and_.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, other, self);
@@ -155,11 +163,12 @@ at::Tensor & wrapper_bitwise_and__Scalar(at::Tensor & self, const at::Scalar & o
 // bitwise_xor_.Tensor: bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_bitwise_xor__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorTensor, self, other, self);
@@ -169,6 +178,7 @@ at::Tensor & wrapper_bitwise_xor__Tensor(at::Tensor & self, const at::Tensor & o
 // clamp_min: clamp_min(Tensor self, Scalar min) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_clamp_min(const at::Tensor & self, const at::Scalar & min) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, min));
@@ -179,6 +189,7 @@ at::Tensor wrapper_clamp_min(const at::Tensor & self, const at::Scalar & min) {
 // clamp_min_: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_clamp_min_(at::Tensor & self, const at::Scalar & min) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, self);
@@ -188,6 +199,7 @@ at::Tensor & wrapper_clamp_min_(at::Tensor & self, const at::Scalar & min) {
 // clamp_min_.Tensor: clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, min
 at::Tensor & wrapper_clamp_min__Tensor(at::Tensor & self, const at::Tensor & min) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min_.Tensor", {{"self", self}, {"min", min}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, min);
   if (flagos::gen::any_cpu_scalar(min)) {
@@ -201,6 +213,7 @@ at::Tensor & wrapper_clamp_min__Tensor(at::Tensor & self, const at::Tensor & min
 // expm1.out: expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_expm1_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("expm1.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -215,6 +228,7 @@ at::Tensor & wrapper_expm1_out(const at::Tensor & self, at::Tensor & out) {
 // fmod.Tensor: fmod.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -224,7 +238,7 @@ at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodTensor, self, other, out);
@@ -234,6 +248,7 @@ at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other
 // gt.Tensor: gt.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_gt_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("gt.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -243,7 +258,7 @@ at::Tensor wrapper_gt_Tensor(const at::Tensor & self, const at::Tensor & other) 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGtScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGtScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGtTensor, self, other, out);
@@ -253,6 +268,7 @@ at::Tensor wrapper_gt_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // lerp_.Scalar: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, end
 at::Tensor & wrapper_lerp__Scalar(at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lerp_.Scalar", {{"self", self}, {"end", end}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, end);
   if (flagos::gen::any_cpu_scalar(end)) {
@@ -266,6 +282,7 @@ at::Tensor & wrapper_lerp__Scalar(at::Tensor & self, const at::Tensor & end, con
 // log.out: log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -280,6 +297,7 @@ at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
 // logical_and: logical_and(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_logical_and(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_and", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -294,6 +312,7 @@ at::Tensor wrapper_logical_and(const at::Tensor & self, const at::Tensor & other
 // min.dim_min: min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
 // guard first-tensor: the first flagos tensor among self, min, min_indices
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_min_dim_min(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & min, at::Tensor & min_indices) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("min.dim_min", {{"self", self}, {"min", min}, {"min_indices", min_indices}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, min, min_indices);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -309,6 +328,7 @@ at::Tensor wrapper_logical_and(const at::Tensor & self, const at::Tensor & other
 // native_layer_norm_backward: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 // guard explicit-arg: the device of `input`
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_layer_norm_backward", {{"grad_out", grad_out}, {"input", input}, {"mean", mean}, {"rstd", rstd}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   if (flagos::gen::any_cpu_scalar(grad_out, input, mean, rstd)) {
@@ -325,6 +345,7 @@ at::Tensor wrapper_logical_and(const at::Tensor & self, const at::Tensor & other
 // pow.Tensor_Scalar: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_pow_Tensor_Scalar(const at::Tensor & self, const at::Scalar & exponent) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Tensor_Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, exponent));
@@ -335,6 +356,7 @@ at::Tensor wrapper_pow_Tensor_Scalar(const at::Tensor & self, const at::Scalar &
 // pow_.Scalar: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_pow__Scalar(at::Tensor & self, const at::Scalar & exponent) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow_.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, self);
@@ -344,6 +366,7 @@ at::Tensor & wrapper_pow__Scalar(at::Tensor & self, const at::Scalar & exponent)
 // prod.dim_int: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_prod_dim_int(const at::Tensor & self, int64_t dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("prod.dim_int", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -354,6 +377,7 @@ at::Tensor wrapper_prod_dim_int(const at::Tensor & self, int64_t dim, bool keepd
 // round.out: round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_round_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("round.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -368,6 +392,7 @@ at::Tensor & wrapper_round_out(const at::Tensor & self, at::Tensor & out) {
 // round_: round_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_round_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("round_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRound, self, self);
@@ -377,6 +402,7 @@ at::Tensor & wrapper_round_(at::Tensor & self) {
 // sigmoid: sigmoid(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sigmoid(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sigmoid", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));

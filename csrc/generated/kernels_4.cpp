@@ -46,6 +46,7 @@ namespace {
 // abs: abs(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_abs(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("abs", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -56,11 +57,12 @@ at::Tensor wrapper_abs(const at::Tensor & self) {
 // add_.Tensor: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceAdds, self, other.item(), alpha);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceAdds, self, flagos::gen::wrapped_value(other), alpha);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceAdd, self, other, alpha);
@@ -70,6 +72,7 @@ at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, co
 // addcdiv: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self, tensor1, tensor2
 at::Tensor wrapper_addcdiv(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addcdiv", {{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, tensor1, tensor2);
   if (flagos::gen::any_cpu_scalar(self, tensor1, tensor2)) {
@@ -84,6 +87,7 @@ at::Tensor wrapper_addcdiv(const at::Tensor & self, const at::Tensor & tensor1, 
 // addcmul_: addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, tensor1, tensor2
 at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addcmul_", {{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, tensor1, tensor2);
   if (flagos::gen::any_cpu_scalar(tensor1, tensor2)) {
@@ -97,6 +101,7 @@ at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, con
 // all.dim: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_all_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("all.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kBool);
@@ -108,6 +113,7 @@ at::Tensor wrapper_all_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_arange_start(const at::Scalar & start, const at::Scalar & end, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "arange.start: flagos supports only strided tensors");
+  const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, at::Scalar(int64_t{1})), dtype.value_or(flagos::gen::arange_type(start, end, at::Scalar(int64_t{1}))));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, at::Scalar(int64_t{1}), out);
@@ -117,6 +123,7 @@ at::Tensor wrapper_arange_start(const at::Scalar & start, const at::Scalar & end
 // arange.start_out: arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among out
 at::Tensor & wrapper_arange_start_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("arange.start_out", {{"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(out);
   at::native::resize_output(out, flagos::gen::arange_sizes(start, end, step));
@@ -127,6 +134,7 @@ at::Tensor & wrapper_arange_start_out(const at::Scalar & start, const at::Scalar
 // bitwise_and.Scalar: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_bitwise_and_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -137,6 +145,7 @@ at::Tensor wrapper_bitwise_and_Scalar(const at::Tensor & self, const at::Scalar 
 // bitwise_xor_.Scalar: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_bitwise_xor__Scalar(at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor_.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other, self);
@@ -146,6 +155,7 @@ at::Tensor & wrapper_bitwise_xor__Scalar(at::Tensor & self, const at::Scalar & o
 // clamp_max.Tensor: clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 // guard first-tensor: the first flagos tensor among self, max
 at::Tensor wrapper_clamp_max_Tensor(const at::Tensor & self, const at::Tensor & max) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max.Tensor", {{"self", self}, {"max", max}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, max);
   if (flagos::gen::any_cpu_scalar(self, max)) {
@@ -160,6 +170,7 @@ at::Tensor wrapper_clamp_max_Tensor(const at::Tensor & self, const at::Tensor & 
 // clamp_max_: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_clamp_max_(at::Tensor & self, const at::Scalar & max) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMax, self, max, self);
@@ -169,6 +180,7 @@ at::Tensor & wrapper_clamp_max_(at::Tensor & self, const at::Scalar & max) {
 // eq.Scalar: eq.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_eq_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("eq.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -179,6 +191,7 @@ at::Tensor wrapper_eq_Scalar(const at::Tensor & self, const at::Scalar & other) 
 // floor: floor(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_floor(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("floor", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -189,6 +202,7 @@ at::Tensor wrapper_floor(const at::Tensor & self) {
 // isinf: isinf(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_isinf(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("isinf", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -199,6 +213,7 @@ at::Tensor wrapper_isinf(const at::Tensor & self) {
 // isnan: isnan(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_isnan(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("isnan", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -209,6 +224,7 @@ at::Tensor wrapper_isnan(const at::Tensor & self) {
 // log10.out: log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_log10_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log10.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -223,6 +239,7 @@ at::Tensor & wrapper_log10_out(const at::Tensor & self, at::Tensor & out) {
 // neg_: neg_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_neg_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("neg_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, self);
@@ -232,6 +249,7 @@ at::Tensor & wrapper_neg_(at::Tensor & self) {
 // pow.Tensor_Scalar_out: pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Tensor_Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -246,6 +264,7 @@ at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Sc
 // rsqrt: rsqrt(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_rsqrt(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("rsqrt", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -256,6 +275,7 @@ at::Tensor wrapper_rsqrt(const at::Tensor & self) {
 // rsqrt_: rsqrt_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("rsqrt_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRsqrt, self, self);
@@ -265,6 +285,7 @@ at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
 // sign: sign(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sign(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sign", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -275,6 +296,7 @@ at::Tensor wrapper_sign(const at::Tensor & self) {
 // silu.out: silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("silu.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -289,6 +311,7 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
 // sqrt: sqrt(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sqrt(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sqrt", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -299,6 +322,7 @@ at::Tensor wrapper_sqrt(const at::Tensor & self) {
 // tanh_backward: tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 // guard first-tensor: the first flagos tensor among grad_output, output
 at::Tensor wrapper_tanh_backward(const at::Tensor & grad_output, const at::Tensor & output) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tanh_backward", {{"grad_output", grad_output}, {"output", output}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(grad_output, output);
   if (flagos::gen::any_cpu_scalar(grad_output, output)) {
@@ -313,6 +337,7 @@ at::Tensor wrapper_tanh_backward(const at::Tensor & grad_output, const at::Tenso
 // trunc_: trunc_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_trunc_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("trunc_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, self);
@@ -322,6 +347,7 @@ at::Tensor & wrapper_trunc_(at::Tensor & self) {
 // where.self_out: where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, condition, other
 at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("where.self_out", {{"condition", condition}, {"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, condition, other);
   if (flagos::gen::any_cpu_scalar(condition, self, other)) {

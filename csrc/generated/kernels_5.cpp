@@ -51,6 +51,7 @@ namespace {
 // _log_softmax_backward_data: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 // guard first-tensor: the first flagos tensor among grad_output, output
 at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("_log_softmax_backward_data", {{"grad_output", grad_output}, {"output", output}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(grad_output, output);
   if (flagos::gen::any_cpu_scalar(grad_output, output)) {
@@ -65,6 +66,7 @@ at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, co
 // _softmax: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper__softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("_softmax", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::softmax_type(self, half_to_float));
@@ -75,6 +77,7 @@ at::Tensor wrapper__softmax(const at::Tensor & self, int64_t dim, bool half_to_f
 // abs.out: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("abs.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -89,6 +92,7 @@ at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
 // addr: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 // guard explicit-arg: the device of `vec1`
 at::Tensor wrapper_addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & vec2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addr", {{"self", self}, {"vec1", vec1}, {"vec2", vec2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(vec1);
   if (flagos::gen::any_cpu_scalar(self, vec1, vec2)) {
@@ -103,6 +107,7 @@ at::Tensor wrapper_addr(const at::Tensor & self, const at::Tensor & vec1, const 
 // amax: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_amax(const at::Tensor & self, at::IntArrayRef dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("amax", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
@@ -113,6 +118,7 @@ at::Tensor wrapper_amax(const at::Tensor & self, at::IntArrayRef dim, bool keepd
 // baddbmm: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self, batch1, batch2
 at::Tensor wrapper_baddbmm(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("baddbmm", {{"self", self}, {"batch1", batch1}, {"batch2", batch2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, batch1, batch2);
   if (flagos::gen::any_cpu_scalar(self, batch1, batch2)) {
@@ -127,6 +133,7 @@ at::Tensor wrapper_baddbmm(const at::Tensor & self, const at::Tensor & batch1, c
 // clamp_max.Tensor_out: clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, max
 at::Tensor & wrapper_clamp_max_Tensor_out(const at::Tensor & self, const at::Tensor & max, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max.Tensor_out", {{"self", self}, {"max", max}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, max);
   if (flagos::gen::any_cpu_scalar(self, max)) {
@@ -141,6 +148,7 @@ at::Tensor & wrapper_clamp_max_Tensor_out(const at::Tensor & self, const at::Ten
 // cosh: cosh(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_cosh(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cosh", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -151,6 +159,7 @@ at::Tensor wrapper_cosh(const at::Tensor & self) {
 // cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_cumsum(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cumsum", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -161,6 +170,7 @@ at::Tensor wrapper_cumsum(const at::Tensor & self, int64_t dim, ::std::optional<
 // exp: exp(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_exp(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("exp", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -171,6 +181,7 @@ at::Tensor wrapper_exp(const at::Tensor & self) {
 // le.Tensor: le.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_le_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("le.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -180,7 +191,7 @@ at::Tensor wrapper_le_Tensor(const at::Tensor & self, const at::Tensor & other) 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLeScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLeScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLeTensor, self, other, out);
@@ -190,6 +201,7 @@ at::Tensor wrapper_le_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // lerp.Scalar: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 // guard first-tensor: the first flagos tensor among self, end
 at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lerp.Scalar", {{"self", self}, {"end", end}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, end);
   if (flagos::gen::any_cpu_scalar(self, end)) {
@@ -204,6 +216,7 @@ at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, 
 // linalg_vector_norm: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_linalg_vector_norm(const at::Tensor & self, const at::Scalar & ord, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("linalg_vector_norm", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), dtype.value_or(flagos::gen::to_float(self.scalar_type())));
@@ -214,6 +227,7 @@ at::Tensor wrapper_linalg_vector_norm(const at::Tensor & self, const at::Scalar 
 // log10_: log10_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_log10_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log10_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog10, self, self);
@@ -223,6 +237,7 @@ at::Tensor & wrapper_log10_(at::Tensor & self) {
 // log1p: log1p(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_log1p(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log1p", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -233,6 +248,7 @@ at::Tensor wrapper_log1p(const at::Tensor & self) {
 // log2.out: log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_log2_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log2.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -247,6 +263,7 @@ at::Tensor & wrapper_log2_out(const at::Tensor & self, at::Tensor & out) {
 // log2_: log2_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_log2_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log2_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog2, self, self);
@@ -256,6 +273,7 @@ at::Tensor & wrapper_log2_(at::Tensor & self) {
 // logical_not.out: logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_logical_not_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_not.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -270,6 +288,7 @@ at::Tensor & wrapper_logical_not_out(const at::Tensor & self, at::Tensor & out) 
 // mul.Scalar: mul.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_mul_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mul.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -280,6 +299,7 @@ at::Tensor wrapper_mul_Scalar(const at::Tensor & self, const at::Scalar & other)
 // reciprocal: reciprocal(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_reciprocal(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("reciprocal", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -290,11 +310,12 @@ at::Tensor wrapper_reciprocal(const at::Tensor & self) {
 // remainder_.Tensor: remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_remainder__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, other.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorTensor, self, other, self);
@@ -304,6 +325,7 @@ at::Tensor & wrapper_remainder__Tensor(at::Tensor & self, const at::Tensor & oth
 // silu_backward: silu_backward(Tensor grad_output, Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self, grad_output
 at::Tensor wrapper_silu_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("silu_backward", {{"grad_output", grad_output}, {"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_output);
   if (flagos::gen::any_cpu_scalar(grad_output, self)) {
@@ -318,6 +340,7 @@ at::Tensor wrapper_silu_backward(const at::Tensor & grad_output, const at::Tenso
 // silu_backward.grad_input: silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, grad_input, grad_output
 at::Tensor & wrapper_silu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("silu_backward.grad_input", {{"grad_output", grad_output}, {"self", self}, {"grad_input", grad_input}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_input, grad_output);
   if (flagos::gen::any_cpu_scalar(grad_output, self)) {
@@ -332,6 +355,7 @@ at::Tensor & wrapper_silu_backward_grad_input(const at::Tensor & grad_output, co
 // sub.Tensor: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sub.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -341,7 +365,7 @@ at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other,
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, other.item(), alpha, out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, flagos::gen::wrapped_value(other), alpha, out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSub, self, other, alpha, out);
@@ -351,6 +375,7 @@ at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other,
 // sum: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sum(const at::Tensor & self, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sum", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -361,6 +386,7 @@ at::Tensor wrapper_sum(const at::Tensor & self, ::std::optional<at::ScalarType> 
 // tan.out: tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_tan_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tan.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -375,6 +401,7 @@ at::Tensor & wrapper_tan_out(const at::Tensor & self, at::Tensor & out) {
 // tanh: tanh(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_tanh(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tanh", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -385,6 +412,7 @@ at::Tensor wrapper_tanh(const at::Tensor & self) {
 // trunc: trunc(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_trunc(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("trunc", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -395,6 +423,7 @@ at::Tensor wrapper_trunc(const at::Tensor & self) {
 // where.self: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, condition, other
 at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("where.self", {{"condition", condition}, {"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, condition, other);
   if (flagos::gen::any_cpu_scalar(condition, self, other)) {

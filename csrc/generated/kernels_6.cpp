@@ -45,6 +45,7 @@ namespace {
 // abs_: abs_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_abs_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("abs_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAbs, self, self);
@@ -54,6 +55,7 @@ at::Tensor & wrapper_abs_(at::Tensor & self) {
 // add.out: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -63,7 +65,7 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, other.item(), alpha, out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdd, self, other, alpha, out);
@@ -73,6 +75,7 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
 // bitwise_not.out: bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_not.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -87,6 +90,7 @@ at::Tensor & wrapper_bitwise_not_out(const at::Tensor & self, at::Tensor & out) 
 // bitwise_not_: bitwise_not_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_bitwise_not_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_not_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseNot, self, self);
@@ -96,6 +100,7 @@ at::Tensor & wrapper_bitwise_not_(at::Tensor & self) {
 // ceil_: ceil_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_ceil_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ceil_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, self);
@@ -105,6 +110,7 @@ at::Tensor & wrapper_ceil_(at::Tensor & self) {
 // cos.out: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cos.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -119,6 +125,7 @@ at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
 // cos_: cos_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_cos_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cos_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCos, self, self);
@@ -128,6 +135,7 @@ at::Tensor & wrapper_cos_(at::Tensor & self) {
 // expm1_: expm1_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_expm1_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("expm1_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, self);
@@ -137,6 +145,7 @@ at::Tensor & wrapper_expm1_(at::Tensor & self) {
 // fmod.Scalar_out: fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_fmod_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -151,6 +160,7 @@ at::Tensor & wrapper_fmod_Scalar_out(const at::Tensor & self, const at::Scalar &
 // fmod_.Scalar: fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_fmod__Scalar(at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod_.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, other, self);
@@ -160,6 +170,7 @@ at::Tensor & wrapper_fmod__Scalar(at::Tensor & self, const at::Scalar & other) {
 // le.Scalar: le.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_le_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("le.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -170,6 +181,7 @@ at::Tensor wrapper_le_Scalar(const at::Tensor & self, const at::Scalar & other) 
 // lerp.Tensor: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
 // guard first-tensor: the first flagos tensor among self, end, weight
 at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lerp.Tensor", {{"self", self}, {"end", end}, {"weight", weight}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, end, weight);
   if (flagos::gen::any_cpu_scalar(self, end, weight)) {
@@ -184,6 +196,7 @@ at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, 
 // logical_and_: logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_logical_and_(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_and_", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(other)) {
@@ -197,6 +210,7 @@ at::Tensor & wrapper_logical_and_(at::Tensor & self, const at::Tensor & other) {
 // lt.Tensor: lt.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_lt_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lt.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -206,7 +220,7 @@ at::Tensor wrapper_lt_Tensor(const at::Tensor & self, const at::Tensor & other) 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLtScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLtScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLtTensor, self, other, out);
@@ -216,6 +230,7 @@ at::Tensor wrapper_lt_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // max.dim: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 // guard first-tensor: the first flagos tensor among self
 ::std::tuple<at::Tensor,at::Tensor> wrapper_max_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("max.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor values = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
@@ -227,6 +242,7 @@ at::Tensor wrapper_lt_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // maximum: maximum(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("maximum", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -241,6 +257,7 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
 // min: min(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_min(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("min", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, self.scalar_type());
@@ -251,6 +268,7 @@ at::Tensor wrapper_min(const at::Tensor & self) {
 // native_group_norm: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
 // guard explicit-arg: the device of `input`
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_group_norm", {{"input", input}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   if (flagos::gen::any_cpu_scalar(input)) {
@@ -267,6 +285,7 @@ at::Tensor wrapper_min(const at::Tensor & self) {
 // norm.ScalarOpt_dim: norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_norm_ScalarOpt_dim(const at::Tensor & self, const ::std::optional<at::Scalar> & p, at::IntArrayRef dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("norm.ScalarOpt_dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), flagos::gen::to_float(self.scalar_type()));
@@ -277,6 +296,7 @@ at::Tensor wrapper_norm_ScalarOpt_dim(const at::Tensor & self, const ::std::opti
 // relu: relu(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_relu(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("relu", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -287,6 +307,7 @@ at::Tensor wrapper_relu(const at::Tensor & self) {
 // remainder_.Scalar: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_remainder__Scalar(at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder_.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, other, self);
@@ -296,6 +317,7 @@ at::Tensor & wrapper_remainder__Scalar(at::Tensor & self, const at::Scalar & oth
 // round: round(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_round(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("round", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -306,6 +328,7 @@ at::Tensor wrapper_round(const at::Tensor & self) {
 // sign_: sign_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_sign_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sign_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSign, self, self);
@@ -315,6 +338,7 @@ at::Tensor & wrapper_sign_(at::Tensor & self) {
 // sqrt.out: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sqrt.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -329,6 +353,7 @@ at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
 // sqrt_: sqrt_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_sqrt_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sqrt_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSqrt, self, self);
@@ -338,6 +363,7 @@ at::Tensor & wrapper_sqrt_(at::Tensor & self) {
 // tril_: tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_tril_(at::Tensor & self, c10::SymInt diagonal) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tril_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTril, self, diagonal.expect_int());

@@ -47,6 +47,7 @@ namespace {
 // _log_softmax: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("_log_softmax", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::softmax_type(self, half_to_float));
@@ -57,6 +58,7 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
 // _softmax_backward_data: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 // guard first-tensor: the first flagos tensor among grad_output, output
 at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("_softmax_backward_data", {{"grad_output", grad_output}, {"output", output}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(grad_output, output);
   if (flagos::gen::any_cpu_scalar(grad_output, output)) {
@@ -71,6 +73,7 @@ at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const 
 // all: all(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_all(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("all", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, at::kBool);
@@ -81,6 +84,7 @@ at::Tensor wrapper_all(const at::Tensor & self) {
 // bitwise_xor.Scalar: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_bitwise_xor_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -91,6 +95,7 @@ at::Tensor wrapper_bitwise_xor_Scalar(const at::Tensor & self, const at::Scalar 
 // clamp_min.out: clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_clamp_min_out(const at::Tensor & self, const at::Scalar & min, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -105,6 +110,7 @@ at::Tensor & wrapper_clamp_min_out(const at::Tensor & self, const at::Scalar & m
 // cos: cos(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_cos(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cos", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -115,6 +121,7 @@ at::Tensor wrapper_cos(const at::Tensor & self) {
 // cumprod: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_cumprod(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("cumprod", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -125,6 +132,7 @@ at::Tensor wrapper_cumprod(const at::Tensor & self, int64_t dim, ::std::optional
 // div.out: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("div.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -134,7 +142,7 @@ at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, 
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDiv, self, other, out);
@@ -144,6 +152,7 @@ at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, 
 // exp.out: exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("exp.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -158,6 +167,7 @@ at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
 // log: log(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_log(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -168,6 +178,7 @@ at::Tensor wrapper_log(const at::Tensor & self) {
 // log_: log_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_log_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog, self, self);
@@ -177,6 +188,7 @@ at::Tensor & wrapper_log_(at::Tensor & self) {
 // logical_xor_: logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_logical_xor_(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_xor_", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(other)) {
@@ -190,6 +202,7 @@ at::Tensor & wrapper_logical_xor_(at::Tensor & self, const at::Tensor & other) {
 // max.dim_max: max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
 // guard first-tensor: the first flagos tensor among self, max, max_values
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("max.dim_max", {{"self", self}, {"max", max}, {"max_values", max_values}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, max, max_values);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -205,6 +218,7 @@ at::Tensor & wrapper_logical_xor_(at::Tensor & self, const at::Tensor & other) {
 // min.dim: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 // guard first-tensor: the first flagos tensor among self
 ::std::tuple<at::Tensor,at::Tensor> wrapper_min_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("min.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor values = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
@@ -216,6 +230,7 @@ at::Tensor & wrapper_logical_xor_(at::Tensor & self, const at::Tensor & other) {
 // minimum: minimum(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_minimum(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("minimum", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -230,11 +245,12 @@ at::Tensor wrapper_minimum(const at::Tensor & self, const at::Tensor & other) {
 // mul_.Tensor: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mul_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMuls, self, other.item());
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMuls, self, flagos::gen::wrapped_value(other));
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMul, self, other);
@@ -244,6 +260,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
 // ne.Tensor: ne.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_ne_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ne.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -253,7 +270,7 @@ at::Tensor wrapper_ne_Tensor(const at::Tensor & self, const at::Tensor & other) 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeTensor, self, other, out);
@@ -263,6 +280,7 @@ at::Tensor wrapper_ne_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // relu_: relu_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_relu_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("relu_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceRelu, self);
@@ -272,6 +290,7 @@ at::Tensor & wrapper_relu_(at::Tensor & self) {
 // remainder.Tensor: remainder.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_remainder_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -281,7 +300,7 @@ at::Tensor wrapper_remainder_Tensor(const at::Tensor & self, const at::Tensor & 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorTensor, self, other, out);
@@ -291,6 +310,7 @@ at::Tensor wrapper_remainder_Tensor(const at::Tensor & self, const at::Tensor & 
 // sin_: sin_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_sin_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sin_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSin, self, self);
@@ -300,6 +320,7 @@ at::Tensor & wrapper_sin_(at::Tensor & self) {
 // tanh_backward.grad_input: tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among grad_input, grad_output, output
 at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tanh_backward.grad_input", {{"grad_output", grad_output}, {"output", output}, {"grad_input", grad_input}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(grad_input, grad_output, output);
   if (flagos::gen::any_cpu_scalar(grad_output, output)) {
@@ -314,6 +335,7 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
 // threshold_backward: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 // guard first-tensor: the first flagos tensor among self, grad_output
 at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("threshold_backward", {{"grad_output", grad_output}, {"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_output);
   if (flagos::gen::any_cpu_scalar(grad_output, self)) {
@@ -328,6 +350,7 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
 // trunc.out: trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_trunc_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("trunc.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {

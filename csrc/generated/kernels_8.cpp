@@ -51,6 +51,7 @@ namespace {
 // acos.out: acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_acos_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("acos.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -65,6 +66,7 @@ at::Tensor & wrapper_acos_out(const at::Tensor & self, at::Tensor & out) {
 // addcmul: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 // guard first-tensor: the first flagos tensor among self, tensor1, tensor2
 at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addcmul", {{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, tensor1, tensor2);
   if (flagos::gen::any_cpu_scalar(self, tensor1, tensor2)) {
@@ -79,6 +81,7 @@ at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, 
 // all.dims: all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_all_dims(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("all.dims", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kBool);
@@ -89,6 +92,7 @@ at::Tensor wrapper_all_dims(const at::Tensor & self, at::OptionalIntArrayRef dim
 // amin: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_amin(const at::Tensor & self, at::IntArrayRef dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("amin", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
@@ -99,6 +103,7 @@ at::Tensor wrapper_amin(const at::Tensor & self, at::IntArrayRef dim, bool keepd
 // argmax: argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_argmax(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("argmax", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kLong);
@@ -109,6 +114,7 @@ at::Tensor wrapper_argmax(const at::Tensor & self, ::std::optional<int64_t> dim,
 // atan_: atan_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_atan_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan, self, self);
@@ -118,6 +124,7 @@ at::Tensor & wrapper_atan_(at::Tensor & self) {
 // bitwise_not: bitwise_not(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_bitwise_not(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_not", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -128,6 +135,7 @@ at::Tensor wrapper_bitwise_not(const at::Tensor & self) {
 // bitwise_or.Tensor: bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_bitwise_or_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -137,7 +145,7 @@ at::Tensor wrapper_bitwise_or_Tensor(const at::Tensor & self, const at::Tensor &
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrTensor, self, other, out);
@@ -147,6 +155,7 @@ at::Tensor wrapper_bitwise_or_Tensor(const at::Tensor & self, const at::Tensor &
 // bitwise_xor.Scalar_out: bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_bitwise_xor_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -161,6 +170,7 @@ at::Tensor & wrapper_bitwise_xor_Scalar_out(const at::Tensor & self, const at::S
 // clamp_max.out: clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_clamp_max_out(const at::Tensor & self, const at::Scalar & max, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -175,6 +185,7 @@ at::Tensor & wrapper_clamp_max_out(const at::Tensor & self, const at::Scalar & m
 // erf: erf(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_erf(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erf", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -185,6 +196,7 @@ at::Tensor wrapper_erf(const at::Tensor & self) {
 // erfc.out: erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_erfc_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erfc.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -199,6 +211,7 @@ at::Tensor & wrapper_erfc_out(const at::Tensor & self, at::Tensor & out) {
 // floor.out: floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_floor_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("floor.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -214,6 +227,7 @@ at::Tensor & wrapper_floor_out(const at::Tensor & self, at::Tensor & out) {
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_full(c10::SymIntArrayRef size, const at::Scalar & fill_value, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "full: flagos supports only strided tensors");
+  const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(flagos::gen::full_type(fill_value)));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, fill_value);
@@ -223,6 +237,7 @@ at::Tensor wrapper_full(c10::SymIntArrayRef size, const at::Scalar & fill_value,
 // gt.Scalar: gt.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_gt_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("gt.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -233,6 +248,7 @@ at::Tensor wrapper_gt_Scalar(const at::Tensor & self, const at::Scalar & other) 
 // lerp_.Tensor: lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, end, weight
 at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("lerp_.Tensor", {{"self", self}, {"end", end}, {"weight", weight}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, end, weight);
   if (flagos::gen::any_cpu_scalar(end, weight)) {
@@ -246,6 +262,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
 // log2: log2(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_log2(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("log2", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -256,6 +273,7 @@ at::Tensor wrapper_log2(const at::Tensor & self) {
 // logical_xor: logical_xor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_logical_xor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_xor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -270,6 +288,7 @@ at::Tensor wrapper_logical_xor(const at::Tensor & self, const at::Tensor & other
 // ne.Scalar: ne.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_ne_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ne.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
@@ -280,6 +299,7 @@ at::Tensor wrapper_ne_Scalar(const at::Tensor & self, const at::Scalar & other) 
 // neg.out: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("neg.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -294,6 +314,7 @@ at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
 // pow.Scalar_out: pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among out, exponent
 at::Tensor & wrapper_pow_Scalar_out(const at::Scalar & self, const at::Tensor & exponent, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Scalar_out", {{"exponent", exponent}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(out, exponent);
   if (flagos::gen::any_cpu_scalar(exponent)) {
@@ -308,11 +329,12 @@ at::Tensor & wrapper_pow_Scalar_out(const at::Scalar & self, const at::Tensor & 
 // pow_.Tensor: pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, exponent
 at::Tensor & wrapper_pow__Tensor(at::Tensor & self, const at::Tensor & exponent) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow_.Tensor", {{"self", self}, {"exponent", exponent}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, exponent);
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorTensor, self, exponent, self);
@@ -322,6 +344,7 @@ at::Tensor & wrapper_pow__Tensor(at::Tensor & self, const at::Tensor & exponent)
 // remainder.Scalar: remainder.Scalar(Tensor self, Scalar other) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_remainder_Scalar(const at::Tensor & self, const at::Scalar & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
@@ -332,6 +355,7 @@ at::Tensor wrapper_remainder_Scalar(const at::Tensor & self, const at::Scalar & 
 // sigmoid_: sigmoid_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sigmoid_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoid, self, self);
@@ -341,6 +365,7 @@ at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
 // sigmoid_backward.grad_input: sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among grad_input, grad_output, output
 at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sigmoid_backward.grad_input", {{"grad_output", grad_output}, {"output", output}, {"grad_input", grad_input}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(grad_input, grad_output, output);
   if (flagos::gen::any_cpu_scalar(grad_output, output)) {
@@ -355,6 +380,7 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
 // sign.out: sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_sign_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sign.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -369,6 +395,7 @@ at::Tensor & wrapper_sign_out(const at::Tensor & self, at::Tensor & out) {
 // sinh: sinh(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_sinh(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sinh", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -379,6 +406,7 @@ at::Tensor wrapper_sinh(const at::Tensor & self) {
 // tan_: tan_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_tan_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("tan_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTan, self, self);

@@ -51,6 +51,7 @@ namespace {
 // acos: acos(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_acos(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("acos", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -61,6 +62,7 @@ at::Tensor wrapper_acos(const at::Tensor & self) {
 // addcdiv_: addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, tensor1, tensor2
 at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addcdiv_", {{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, tensor1, tensor2);
   if (flagos::gen::any_cpu_scalar(tensor1, tensor2)) {
@@ -74,6 +76,7 @@ at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, con
 // addmv.out: addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 // guard explicit-arg: the device of `mat`
 at::Tensor & wrapper_addmv_out(const at::Tensor & self, const at::Tensor & mat, const at::Tensor & vec, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addmv.out", {{"self", self}, {"mat", mat}, {"vec", vec}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(mat);
   if (flagos::gen::any_cpu_scalar(self, mat, vec)) {
@@ -88,6 +91,7 @@ at::Tensor & wrapper_addmv_out(const at::Tensor & self, const at::Tensor & mat, 
 // any.dim: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_any_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("any.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kBool);
@@ -99,6 +103,7 @@ at::Tensor wrapper_any_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_arange_start_step(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "arange.start_step: flagos supports only strided tensors");
+  const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, step), dtype.value_or(flagos::gen::arange_type(start, end, step)));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, step, out);
@@ -108,6 +113,7 @@ at::Tensor wrapper_arange_start_step(const at::Scalar & start, const at::Scalar 
 // argmin: argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_argmin(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("argmin", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kLong);
@@ -118,6 +124,7 @@ at::Tensor wrapper_argmin(const at::Tensor & self, ::std::optional<int64_t> dim,
 // atan2_: atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_atan2_(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("atan2_", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(other)) {
@@ -131,6 +138,7 @@ at::Tensor & wrapper_atan2_(at::Tensor & self, const at::Tensor & other) {
 // bitwise_and.Scalar_out: bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_bitwise_and_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and.Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -145,6 +153,7 @@ at::Tensor & wrapper_bitwise_and_Scalar_out(const at::Tensor & self, const at::S
 // bitwise_and.Tensor: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -154,7 +163,7 @@ at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndTensor, self, other, out);
@@ -164,6 +173,7 @@ at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor 
 // bitwise_or.Scalar_out: bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_bitwise_or_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or.Scalar_out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -178,6 +188,7 @@ at::Tensor & wrapper_bitwise_or_Scalar_out(const at::Tensor & self, const at::Sc
 // ceil: ceil(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_ceil(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("ceil", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -188,11 +199,12 @@ at::Tensor wrapper_ceil(const at::Tensor & self) {
 // div_.Tensor: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("div_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceDivs, self, other.item());
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceDivs, self, flagos::gen::wrapped_value(other));
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceDiv, self, other);
@@ -202,6 +214,7 @@ at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
 // dot: dot(Tensor self, Tensor tensor) -> Tensor
 // guard first-tensor: the first flagos tensor among self, tensor
 at::Tensor wrapper_dot(const at::Tensor & self, const at::Tensor & tensor) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("dot", {{"self", self}, {"tensor", tensor}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, tensor);
   if (flagos::gen::any_cpu_scalar(self, tensor)) {
@@ -216,6 +229,7 @@ at::Tensor wrapper_dot(const at::Tensor & self, const at::Tensor & tensor) {
 // eq.Tensor: eq.Tensor(Tensor self, Tensor other) -> Tensor
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor wrapper_eq_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("eq.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -225,7 +239,7 @@ at::Tensor wrapper_eq_Tensor(const at::Tensor & self, const at::Tensor & other) 
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEqScalar, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEqScalar, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEqTensor, self, other, out);
@@ -235,6 +249,7 @@ at::Tensor wrapper_eq_Tensor(const at::Tensor & self, const at::Tensor & other) 
 // erf.out: erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_erf_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erf.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -249,6 +264,7 @@ at::Tensor & wrapper_erf_out(const at::Tensor & self, at::Tensor & out) {
 // erf_: erf_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_erf_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("erf_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErf, self, self);
@@ -258,6 +274,7 @@ at::Tensor & wrapper_erf_(at::Tensor & self) {
 // exp2.out: exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out
 at::Tensor & wrapper_exp2_out(const at::Tensor & self, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("exp2.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -272,6 +289,7 @@ at::Tensor & wrapper_exp2_out(const at::Tensor & self, at::Tensor & out) {
 // exp2_: exp2_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_exp2_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("exp2_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp2, self, self);
@@ -281,6 +299,7 @@ at::Tensor & wrapper_exp2_(at::Tensor & self) {
 // expm1: expm1(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_expm1(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("expm1", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(self.scalar_type()));
@@ -291,11 +310,12 @@ at::Tensor wrapper_expm1(const at::Tensor & self) {
 // fmod_.Tensor: fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, other
 at::Tensor & wrapper_fmod__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, other.item(), self);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), self);
     return self;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodTensor, self, other, self);
@@ -305,6 +325,7 @@ at::Tensor & wrapper_fmod__Tensor(at::Tensor & self, const at::Tensor & other) {
 // logical_xor.out: logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_logical_xor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logical_xor.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self, other)) {
@@ -319,6 +340,7 @@ at::Tensor & wrapper_logical_xor_out(const at::Tensor & self, const at::Tensor &
 // logsumexp: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_logsumexp(const at::Tensor & self, at::IntArrayRef dim, bool keepdim) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("logsumexp", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), flagos::gen::to_float(self.scalar_type()));
@@ -329,6 +351,7 @@ at::Tensor wrapper_logsumexp(const at::Tensor & self, at::IntArrayRef dim, bool 
 // mul.out: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mul.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -338,7 +361,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, other.item(), out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMul, self, other, out);
@@ -348,6 +371,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
 // native_group_norm_backward: native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 // guard explicit-arg: the device of `input`
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_group_norm_backward", {{"grad_out", grad_out}, {"input", input}, {"mean", mean}, {"rstd", rstd}, {"weight", weight}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   if (flagos::gen::any_cpu_scalar(grad_out, input, mean, rstd)) {
@@ -364,6 +388,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
 // neg: neg(Tensor self) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_neg(const at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("neg", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
@@ -375,6 +400,7 @@ at::Tensor wrapper_neg(const at::Tensor & self) {
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_ones(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "ones: flagos supports only strided tensors");
+  const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(c10::get_default_dtype_as_scalartype()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, at::Scalar(int64_t{1}));
@@ -384,6 +410,7 @@ at::Tensor wrapper_ones(c10::SymIntArrayRef size, ::std::optional<at::ScalarType
 // prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 // guard first-tensor: the first flagos tensor among self
 at::Tensor wrapper_prod(const at::Tensor & self, ::std::optional<at::ScalarType> dtype) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("prod", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
@@ -394,6 +421,7 @@ at::Tensor wrapper_prod(const at::Tensor & self, ::std::optional<at::ScalarType>
 // silu_: silu_(Tensor(a!) self) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self
 at::Tensor & wrapper_silu_(at::Tensor & self) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("silu_", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSilu, self, self);

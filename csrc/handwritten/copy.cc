@@ -2,9 +2,22 @@
 // _copy_from_and_resize, which copy_ and .to() reach).
 //
 // Device policy: the copy is guarded on the destination; a cross-device copy
-// first waits for the source device's current stream, then moves the bytes
-// with a peer copy issued from the destination device. The caller's current
-// device is left as it was.
+// moves the bytes with a peer copy queued on the destination device's
+// current stream. The caller's current device is left as it was.
+//
+// Ordering (docs/streams.md): streams are asynchronous, so every copy is
+// ordered against the work queued on the streams of its devices:
+// - to the CPU (and .item(), in tensor_basics.cc): the host waits for the
+//   source device's current stream, then reads (StreamWait::kHostRead); a
+//   non-blocking copy into pinned memory is queued on that stream instead and
+//   the pinned block records the stream (kPinnedReuse);
+// - from the CPU: the host waits for the destination's stream before writing
+//   device memory at once (kHostWrite); a non-blocking copy from pinned
+//   memory is queued on that stream;
+// - between devices: the destination's stream waits for the source's
+//   (kPeerSource), the copy is queued there, and the source's stream waits
+//   for the copy before going on (kPeerRelease), with events, never a host
+//   synchronization.
 //
 // Conjugate and negative views: ATen's copy_ hands a source with the conj
 // (or neg) bit to _copy_from, which therefore passes through the Conjugate
@@ -24,6 +37,7 @@
 
 #include "aten/fallback.h"
 #include "runtime/acl_check.h"
+#include "runtime/host_allocator.h"
 #include "runtime/launch.h"
 #include "runtime/stream.h"
 #include "generated/aclnn/aclnnInplaceCopy.h"
@@ -101,12 +115,48 @@ void enable_peer_access(c10::DeviceIndex device, c10::DeviceIndex peer) {
   enabled[device].fetch_or(bit, std::memory_order_release);
 }
 
-void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst) {
+// A non-blocking copy between `host` (pinned, contiguous) and the contiguous
+// device tensor `device_tensor` of the same dtype and size, queued on the
+// device's current stream; the pinned block records the stream, so that it
+// is not reused before the copy has run.
+void copy_pinned_async(const at::Tensor& host, const at::Tensor& device_tensor, bool to_device) {
+  const c10::DeviceIndex device = device_tensor.device().index();
+  const c10::Stream stream = current_stream(device);
+  {
+    const LaunchGuard guard(launch_device_of(device_tensor));
+    if (to_device) {
+      FLAGOS_ACL_CHECK(aclrtMemcpyAsync(data_of(device_tensor), device_tensor.nbytes(), data_of(host), host.nbytes(),
+                                        ACL_MEMCPY_HOST_TO_DEVICE, acl_stream(stream)));
+    } else {
+      FLAGOS_ACL_CHECK(aclrtMemcpyAsync(data_of(host), host.nbytes(), data_of(device_tensor), device_tensor.nbytes(),
+                                        ACL_MEMCPY_DEVICE_TO_HOST, acl_stream(stream)));
+    }
+  }
+  record_pinned_use(data_of(host), stream);
+}
+
+// Whether a copy between `host` and a device tensor of `sizes` and `dtype`
+// can be one queued transfer: pinned, contiguous, same dtype and shape.
+bool pinned_transfer(const at::Tensor& host, const at::Tensor& device_tensor) {
+  return host.is_contiguous() && device_tensor.is_contiguous() && host.scalar_type() == device_tensor.scalar_type() &&
+         host.sizes() == device_tensor.sizes() && is_pinned(data_of(host));
+}
+
+void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  if (non_blocking && pinned_transfer(src, dst)) {
+    copy_pinned_async(src, dst, /*to_device=*/true);
+    return;
+  }
   const at::Tensor host = src.to(dst.scalar_type()).expand_as(dst).contiguous();
   const LaunchDevice device = launch_device_of(dst);
   const at::Tensor staging = dst.is_contiguous() ? dst : empty_on(device, dst.sizes(), dst.scalar_type());
   {
     const LaunchGuard guard(device);
+    // aclrtMemcpy writes at once: work queued on the destination (or on a
+    // pooled staging block) must have run first.
+    if (stream_wait_enabled(StreamWait::kHostWrite)) {
+      synchronize_stream(current_stream(device.index));
+    }
     FLAGOS_ACL_CHECK(aclrtMemcpy(data_of(staging), staging.nbytes(), host.const_data_ptr(),
                                  host.nbytes(), ACL_MEMCPY_HOST_TO_DEVICE));
   }
@@ -115,12 +165,19 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst) {
   }
 }
 
-void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst) {
+void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   const at::Tensor packed = contiguous_on_device(src, src.scalar_type());
+  if (non_blocking && pinned_transfer(dst, packed)) {
+    copy_pinned_async(dst, packed, /*to_device=*/false);
+    return;
+  }
   at::Tensor host = at::empty(packed.sizes(), packed.options().device(at::kCPU));
   {
     const LaunchGuard guard(launch_device_of(packed));
-    synchronize_stream(current_stream(packed.device().index()));
+    // aclrtMemcpy reads at once: the kernels that produce the source must have run.
+    if (stream_wait_enabled(StreamWait::kHostRead)) {
+      synchronize_stream(current_stream(packed.device().index()));
+    }
     FLAGOS_ACL_CHECK(aclrtMemcpy(host.mutable_data_ptr(), host.nbytes(), data_of(packed),
                                  packed.nbytes(), ACL_MEMCPY_DEVICE_TO_HOST));
   }
@@ -130,16 +187,26 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst) {
 void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   const c10::DeviceIndex src_device = src.device().index();
   const at::Tensor packed = contiguous_on_device(src, src.scalar_type());
-  synchronize_stream(current_stream(src_device));  // the source's producers are done
   const LaunchDevice device = launch_device_of(dst);
   const bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type() &&
                       dst.sizes() == src.sizes();
   const at::Tensor staging = direct ? dst : empty_on(device, packed.sizes(), packed.scalar_type());
   enable_peer_access(device.index, src_device);
+  const c10::Stream source_stream = current_stream(src_device);
+  const c10::Stream copy_stream = current_stream(device.index);
+  // The source's producers run before the copy reads it.
+  if (stream_wait_enabled(StreamWait::kPeerSource)) {
+    wait_stream(copy_stream, source_stream);
+  }
   {
     const LaunchGuard guard(device);
-    FLAGOS_ACL_CHECK(aclrtMemcpy(data_of(staging), staging.nbytes(), data_of(packed),
-                                 packed.nbytes(), ACL_MEMCPY_DEVICE_TO_DEVICE));
+    FLAGOS_ACL_CHECK(aclrtMemcpyAsync(data_of(staging), staging.nbytes(), data_of(packed), packed.nbytes(),
+                                      ACL_MEMCPY_DEVICE_TO_DEVICE, acl_stream(copy_stream)));
+  }
+  // Nothing queued later on the source's stream (a write to the source, a
+  // new tensor in a freed source block) runs before the copy has read it.
+  if (stream_wait_enabled(StreamWait::kPeerRelease)) {
+    wait_stream(source_stream, copy_stream);
   }
   if (!direct) {
     launch_copy(device, dst, staging);
@@ -197,10 +264,10 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     }
   } else if (dst.is_privateuseone()) {
     TORCH_CHECK(self.is_cpu(), "flagos: cannot copy from ", self.device(), " to ", dst.device());
-    copy_host_to_device(self, dst);
+    copy_host_to_device(self, dst, non_blocking);
   } else {
     TORCH_CHECK(dst.is_cpu(), "flagos: cannot copy from ", self.device(), " to ", dst.device());
-    copy_device_to_host(self, dst);
+    copy_device_to_host(self, dst, non_blocking);
   }
   return dst;
 }

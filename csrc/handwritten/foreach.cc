@@ -15,7 +15,10 @@
 // tensors, equal shapes across the lists and a scalar that does not promote
 // the dtype. Any other index (another dtype, a broadcast, a promoting scalar,
 // a CPU tensor, an empty tensor) runs the per-tensor op instead, as ATen's own
-// slow path does; that op's kernel guards its own launch.
+// slow path does; that op's kernel guards its own launch. A CompositeGuard
+// makes the first tensor's device current for the whole op, so that those
+// per-tensor ops (and the fused launches on that device) make no
+// set-device call of their own.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/mul.h>
@@ -125,6 +128,7 @@ std::vector<at::Tensor> allocate(at::TensorList self, const Group& group, std::v
 
 void foreach_add_scalar_(at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
@@ -137,6 +141,7 @@ void foreach_add_scalar_(at::TensorList self, const at::Scalar& scalar) {
 
 void foreach_add_list_(at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
   check_lengths({self, other});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_add_.List", {{"self", self[i]}, {"other", other[i]}});
   }
@@ -153,6 +158,7 @@ void foreach_add_list_(at::TensorList self, at::TensorList other, const at::Scal
 
 void foreach_mul_scalar_(at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
@@ -165,6 +171,7 @@ void foreach_mul_scalar_(at::TensorList self, const at::Scalar& scalar) {
 
 void foreach_mul_list_(at::TensorList self, at::TensorList other) {
   check_lengths({self, other});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_mul_.List", {{"self", self[i]}, {"other", other[i]}});
   }
@@ -181,6 +188,7 @@ void foreach_mul_list_(at::TensorList self, at::TensorList other) {
 void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
                              const at::Scalar& value) {
   check_lengths({self, tensor1, tensor2});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_addcmul_.Scalar",
                       {{"self", self[i]}, {"tensor1", tensor1[i]}, {"tensor2", tensor2[i]}});
@@ -201,6 +209,7 @@ void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::Te
 
 std::vector<at::Tensor> foreach_add_scalar(at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   std::vector<at::Tensor> results(self.size());
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
@@ -216,6 +225,7 @@ std::vector<at::Tensor> foreach_add_scalar(at::TensorList self, const at::Scalar
 
 std::vector<at::Tensor> foreach_add_list(at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
   check_lengths({self, other});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_add.List", {{"self", self[i]}, {"other", other[i]}});
   }
@@ -235,6 +245,7 @@ std::vector<at::Tensor> foreach_add_list(at::TensorList self, at::TensorList oth
 
 std::vector<at::Tensor> foreach_mul_scalar(at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   std::vector<at::Tensor> results(self.size());
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {

@@ -89,6 +89,7 @@ bool needs_launch(const at::Tensor& self, const at::Tensor& out) {
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
   check_same_device("mm", {{"self", self}, {"mat2", mat2}});
   check_same_dtype(self, mat2);
   const LaunchDevice device = launch_device_of(self, mat2);
@@ -100,6 +101,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 }
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
   check_same_device("mm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
   check_same_dtype(self, mat2);
   hw::check_out_dtype(out, self.scalar_type());
@@ -112,6 +114,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 }
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
   check_same_device("bmm", {{"self", self}, {"mat2", mat2}});
   check_same_dtype(self, mat2);
   const LaunchDevice device = launch_device_of(self, mat2);
@@ -135,6 +138,7 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
 }
 
 at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
+  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
   check_same_device("matmul", {{"self", self}, {"other", other}});
   check_same_dtype(self, other);
   const LaunchDevice device = launch_device_of(self, other);

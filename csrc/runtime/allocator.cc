@@ -2,15 +2,19 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "runtime/acl_check.h"
 #include "runtime/device.h"
+#include "runtime/stream.h"
 
 namespace flagos {
 namespace {
@@ -18,9 +22,20 @@ namespace {
 constexpr size_t kRounding = 512;
 
 struct Block {
-  c10::DeviceIndex device;
-  size_t size;       // rounded, as held from the pool
-  size_t requested;  // as asked for
+  c10::DeviceIndex device = -1;
+  size_t size = 0;       // rounded, as held from the pool
+  size_t requested = 0;  // as asked for
+  c10::StreamId stream = 0;          // the stream of `device` it was allocated for: its pool
+  std::vector<c10::Stream> uses;     // other streams that used it (recordStream)
+
+  c10::Stream own_stream() const { return c10::Stream(c10::Stream::UNSAFE, flagos_device(device), stream); }
+};
+
+// A freed block that waits for the events recorded on the streams that used it.
+struct Pending {
+  void* ptr = nullptr;
+  Block block;
+  std::vector<std::pair<c10::DeviceIndex, aclrtEvent>> events;
 };
 
 using c10::CachingAllocator::Stat;
@@ -48,6 +63,16 @@ bool caching_enabled() {
   return enabled;
 }
 
+// A deleter must not throw: runtime failures while freeing become warnings.
+template <typename Fn>
+void without_throwing(const char* what, Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    TORCH_WARN("flagos: ", what, " failed: ", e.what());
+  }
+}
+
 class DevicePools {
  public:
   c10::DataPtr allocate(c10::DeviceIndex device, size_t nbytes) {
@@ -56,11 +81,34 @@ class DevicePools {
       return c10::DataPtr(nullptr, nullptr, &c10::detail::deleteNothing, where);
     }
     const size_t size = (nbytes + kRounding - 1) / kRounding * kRounding;
-    void* ptr = take_cached(device, size, nbytes);
+    const c10::StreamId stream = current_stream(device).id();
+    process_events();
+    void* ptr = take_cached(device, stream, size, nbytes);
     if (ptr == nullptr) {
-      ptr = malloc_on(device, size, nbytes);
+      ptr = malloc_on(device, stream, size, nbytes);
     }
     return c10::DataPtr(ptr, ptr, &DevicePools::release, where);
+  }
+
+  static bool owns(const c10::DataPtr& ptr) { return ptr.get_deleter() == &DevicePools::release; }
+
+  void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
+    if (ptr.get() == nullptr || !owns(ptr)) {
+      return;
+    }
+    TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "flagos: record_stream takes a flagos stream, got ",
+                stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(ptr.get());
+    TORCH_CHECK(it != live_.end(), "flagos: record_stream of memory the allocator does not hold");
+    Block& block = it->second;
+    if (stream == block.own_stream()) {
+      return;
+    }
+    for (const c10::Stream& s : block.uses) {
+      if (s == stream) return;
+    }
+    block.uses.push_back(stream);
   }
 
   DeviceStats stats(c10::DeviceIndex device) {
@@ -87,6 +135,7 @@ class DevicePools {
     s.num_alloc_retries = 0;
     s.num_ooms = 0;
     s.num_device_alloc = 0;
+    s.num_sync_all_streams = 0;
   }
 
   std::optional<c10::DeviceIndex> device_of(const void* ptr) {
@@ -103,23 +152,42 @@ class DevicePools {
     return it->second.device;
   }
 
+  // Returns every cached block to the runtime. Blocks still waiting for
+  // other streams' events wait for them; then each stream that last used a
+  // block is waited for, because aclrtFree does not wait (kRelease).
   void empty_cache() {
-    std::multimap<size_t, void*> cached[kMaxDevices];
+    std::deque<Pending> pending;
+    std::vector<std::pair<void*, Block>> cached;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      pending.swap(pending_);
       for (int d = 0; d < kMaxDevices; ++d) {
-        cached[d].swap(free_[d]);
-        for (const auto& entry : cached[d]) {
-          update(stats_[d].reserved_bytes, -static_cast<int64_t>(entry.first));
-          update(stats_[d].segment, -1);
-        }
+        for (auto& [key, ptr] : free_[d]) cached.emplace_back(ptr, blocks_.at(ptr));
+        free_[d].clear();
+      }
+      for (const Pending& p : pending) cached.emplace_back(p.ptr, p.block);
+      for (const auto& [ptr, block] : cached) {
+        blocks_.erase(ptr);
+        update(stats_[block.device].reserved_bytes, -static_cast<int64_t>(block.size));
+        update(stats_[block.device].segment, -1);
       }
     }
-    for (int d = 0; d < kMaxDevices; ++d) {
-      for (const auto& entry : cached[d]) {
-        free_on(static_cast<c10::DeviceIndex>(d), entry.second);
+    const bool wait = stream_wait_enabled(StreamWait::kRelease);
+    for (Pending& p : pending) {
+      for (auto& [device, event] : p.events) {
+        if (wait) without_throwing("waiting for a freed block's streams", [&] { synchronize_event(event); });
+        release_event(device, event);
       }
     }
+    if (wait) {
+      std::vector<c10::Stream> streams;
+      for (const auto& [ptr, block] : cached) {
+        const c10::Stream s = block.own_stream();
+        if (std::find(streams.begin(), streams.end(), s) == streams.end()) streams.push_back(s);
+      }
+      for (const c10::Stream& s : streams) without_throwing("waiting for a stream before freeing", [&] { wait_on_host(s); });
+    }
+    for (const auto& [ptr, block] : cached) free_on(block.device, ptr);
   }
 
  private:
@@ -135,27 +203,62 @@ class DevicePools {
     update(s.requested_bytes, sign * static_cast<int64_t>(block.requested));
   }
 
-  void* take_cached(c10::DeviceIndex device, size_t size, size_t requested) {
+  // Moves the blocks whose events have all completed back to their pools.
+  void process_events() {
+    std::vector<std::pair<c10::DeviceIndex, aclrtEvent>> done;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (pending_.empty()) return;
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        bool complete = true;
+        for (const auto& [device, event] : it->events) {
+          bool ready = true;
+          without_throwing("querying an event", [&] { ready = event_complete(event); });
+          if (!ready) {
+            complete = false;
+            break;
+          }
+        }
+        if (!complete) {
+          ++it;
+          continue;
+        }
+        done.insert(done.end(), it->events.begin(), it->events.end());
+        cache(it->ptr, it->block);
+        it = pending_.erase(it);
+      }
+    }
+    for (const auto& [device, event] : done) release_event(device, event);
+  }
+
+  // Requires the mutex. Puts a free block in its stream's pool.
+  void cache(void* ptr, const Block& block) {
+    free_[block.device].emplace(std::make_pair(block.stream, block.size), ptr);
+  }
+
+  void* take_cached(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_[device].find(size);
+    auto it = free_[device].find(std::make_pair(stream, size));
     if (it == free_[device].end()) {
       return nullptr;
     }
     void* ptr = it->second;
     free_[device].erase(it);
-    const Block block{device, size, requested};
+    Block block = blocks_.at(ptr);
+    block.requested = requested;
+    block.uses.clear();
     live_.emplace(ptr, block);
     count_live(block, 1);
     return ptr;
   }
 
-  void* malloc_on(c10::DeviceIndex device, size_t size, size_t requested) {
+  void* malloc_on(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
     const c10::DeviceIndex previous = exchange_device(device);
     void* ptr = nullptr;
     aclError status = aclrtMalloc(&ptr, size, ACL_MEM_MALLOC_HUGE_FIRST);
     bool retried = false;
     if (status != ACL_SUCCESS) {
-      // The pool may hold enough memory in blocks of other sizes.
+      // The pool may hold enough memory in blocks of other sizes or streams.
       retried = true;
       set_device(previous);
       empty_cache();
@@ -169,7 +272,12 @@ class DevicePools {
       s.num_alloc_retries += retried ? 1 : 0;
       s.num_ooms += status != ACL_SUCCESS ? 1 : 0;
       if (status == ACL_SUCCESS) {
-        const Block block{device, size, requested};
+        Block block;
+        block.device = device;
+        block.size = size;
+        block.requested = requested;
+        block.stream = stream;
+        blocks_.emplace(ptr, block);
         live_.emplace(ptr, block);
         count_live(block, 1);
         s.num_device_alloc += 1;
@@ -193,8 +301,12 @@ class DevicePools {
     }
   }
 
+  // The deleter. A block only its own stream used goes back to that
+  // stream's pool at once; one that other streams used waits for events
+  // recorded on them now (kBlockReuse). Without caching, the block goes back
+  // to the runtime once every stream that used it is done (kRelease).
   void give_back(void* ptr) {
-    Block block{};
+    Block block;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = live_.find(ptr);
@@ -202,19 +314,44 @@ class DevicePools {
       block = it->second;
       live_.erase(it);
       count_live(block, -1);
-      if (caching_enabled()) {
-        free_[block.device].emplace(block.size, ptr);
+      if (caching_enabled() && (block.uses.empty() || !stream_wait_enabled(StreamWait::kBlockReuse))) {
+        cache(ptr, block);
         return;
       }
-      update(stats_[block.device].reserved_bytes, -static_cast<int64_t>(block.size));
-      update(stats_[block.device].segment, -1);
+      if (!caching_enabled()) {
+        blocks_.erase(ptr);
+        update(stats_[block.device].reserved_bytes, -static_cast<int64_t>(block.size));
+        update(stats_[block.device].segment, -1);
+      }
+    }
+    if (caching_enabled()) {
+      Pending pending{ptr, block, {}};
+      for (const c10::Stream& s : block.uses) {
+        without_throwing("recording a freed block's use", [&] {
+          aclrtEvent event = acquire_event(s.device_index());
+          pending.events.emplace_back(s.device_index(), event);
+          record_event(event, s);
+        });
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.push_back(std::move(pending));
+      return;
+    }
+    if (stream_wait_enabled(StreamWait::kRelease)) {
+      without_throwing("waiting for a freed block's streams", [&] {
+        wait_on_host(block.own_stream());
+        for (const c10::Stream& s : block.uses) wait_on_host(s);
+      });
     }
     free_on(block.device, ptr);
   }
 
   std::mutex mutex_;
-  std::map<const void*, Block> live_;  // ordered: lookups of interior pointers
-  std::multimap<size_t, void*> free_[kMaxDevices];
+  std::map<const void*, Block> live_;   // ordered: lookups of interior pointers
+  std::map<const void*, Block> blocks_; // every block held from the runtime, live or not
+  // Free blocks per device, by (stream, size).
+  std::multimap<std::pair<c10::StreamId, size_t>, void*> free_[kMaxDevices];
+  std::deque<Pending> pending_;          // freed blocks waiting for other streams
   DeviceStats stats_[kMaxDevices];
 };
 
@@ -226,8 +363,17 @@ DevicePools& pools() {
 
 void DevicePools::release(void* ptr) { pools().give_back(ptr); }
 
+// A device-to-device copy queued on the current stream of the destination's
+// device: after the work that stream has queued on either block.
 void copy_on_device(void* dest, const void* src, std::size_t count) {
-  FLAGOS_ACL_CHECK(aclrtMemcpy(dest, count, src, count, ACL_MEMCPY_DEVICE_TO_DEVICE));
+  if (count == 0) return;
+  const c10::DeviceIndex device = pools().device_of(dest).value_or(current_device());
+  const c10::DeviceIndex previous = exchange_device(device);
+  const aclError status =
+      aclrtMemcpyAsync(dest, count, src, count, ACL_MEMCPY_DEVICE_TO_DEVICE, acl_stream(current_stream(device)));
+  set_device(previous);
+  TORCH_CHECK(status == ACL_SUCCESS, "flagos: copying ", count, " bytes on flagos:", static_cast<int>(device),
+              " failed with ACL error ", status, ": ", recent_error_message());
 }
 
 // Bound to one device: what flagos storages keep, so that a storage grows on
@@ -257,9 +403,8 @@ class FlagosAllocator final : public c10::DeviceAllocator {
 
   bool initialized() override { return true; }
   void emptyCache(c10::MempoolId_t /*mempool_id*/) override { pools().empty_cache(); }
-  // The simulated streams run their work when it is queued, so a freed block
-  // is free for every stream at once.
-  void recordStream(const c10::DataPtr& /*ptr*/, c10::Stream /*stream*/) override {}
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override { pools().record_stream(ptr, stream); }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override { return memory_info(device); }
   DeviceStats getDeviceStats(c10::DeviceIndex device) override {
     check_device_index(device);
     return pools().stats(device);
@@ -325,5 +470,18 @@ void reset_accumulated_stats(c10::DeviceIndex device) {
 }
 
 void empty_cache() { pools().empty_cache(); }
+
+void record_stream(const c10::DataPtr& ptr, c10::Stream stream) { pools().record_stream(ptr, stream); }
+
+std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
+  check_device_index(device);
+  const c10::DeviceIndex previous = exchange_device(device);
+  size_t free = 0, total = 0;
+  const aclError status = aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
+  set_device(previous);
+  TORCH_CHECK(status == ACL_SUCCESS, "flagos: aclrtGetMemInfo on flagos:", static_cast<int>(device),
+              " failed with ACL error ", status, ": ", recent_error_message());
+  return {free, total};
+}
 
 }  // namespace flagos

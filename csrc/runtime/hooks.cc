@@ -12,6 +12,8 @@
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/generator.h"
+#include "runtime/host_allocator.h"
+#include "runtime/stream.h"
 
 namespace flagos {
 
@@ -89,6 +91,10 @@ struct FlagosHooks final : public at::PrivateUse1HooksInterface {
     return flagos::exchange_device(device);
   }
 
+  // Pinned host memory (tensor.pin_memory(), pin_memory=True, is_pinned()).
+  at::Allocator* getPinnedMemoryAllocator() const override { return pinned_allocator(); }
+  bool isPinnedPtr(const void* data) const override { return is_pinned(data); }
+
   at::Device getDeviceFromPtr(void* data) const override {
     const auto device = device_of_pointer(data);
     TORCH_CHECK(device.has_value(), "flagos: ", data, " is not flagos device memory");
@@ -105,14 +111,21 @@ struct FlagosHooks final : public at::PrivateUse1HooksInterface {
     return make_flagos_generator(device);
   }
 
+  // The copy of the old contents is queued on the device's current stream:
+  // after the work queued there on the old storage, before the work queued
+  // later on the new one; the old block goes back to that stream's pool.
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const override {
     c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
     const c10::DeviceIndex device = impl->device().index();
     c10::DataPtr fresh = allocate_on(device, new_bytes);
     const size_t keep = std::min(new_bytes, impl->nbytes());
     if (keep > 0) {
-      FLAGOS_ACL_CHECK(aclrtMemcpy(fresh.get(), new_bytes, impl->data(), keep,
-                                   ACL_MEMCPY_DEVICE_TO_DEVICE));
+      const c10::DeviceIndex previous = flagos::exchange_device(device);
+      const aclError status = aclrtMemcpyAsync(fresh.get(), new_bytes, impl->data(), keep,
+                                               ACL_MEMCPY_DEVICE_TO_DEVICE, acl_stream(current_stream(device)));
+      set_device(previous);
+      TORCH_CHECK(status == ACL_SUCCESS, "flagos: resizing a storage on flagos:", static_cast<int>(device),
+                  " failed with ACL error ", status, ": ", recent_error_message());
     }
     impl->set_data_ptr_noswap(std::move(fresh));
     impl->set_nbytes(new_bytes);

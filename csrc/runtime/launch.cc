@@ -23,12 +23,24 @@ std::atomic<bool> detail::guards_enabled{true};
 
 void set_guards_enabled(bool enabled) { detail::guards_enabled.store(enabled); }
 
+std::atomic<bool> detail::composite_guards_enabled{true};
+
+void set_composite_guards_enabled(bool enabled) { detail::composite_guards_enabled.store(enabled); }
+
 void LaunchGuard::restore() noexcept {
   try {
     set_device(previous_);
   } catch (const std::exception& e) {
     TORCH_WARN("flagos: restoring flagos:", static_cast<int>(previous_),
                " after a launch failed: ", e.what());
+  }
+}
+
+void CompositeGuard::restore() noexcept {
+  try {
+    set_device(previous_);
+  } catch (const std::exception& e) {
+    TORCH_WARN("flagos: restoring flagos:", static_cast<int>(previous_), " after a composite op failed: ", e.what());
   }
 }
 
@@ -69,6 +81,7 @@ std::atomic<bool> executor_cache_enabled{env_flag("FLAGOS_EXECUTOR_CACHE", true)
 std::atomic<uint64_t> cache_hits{0};
 std::atomic<uint64_t> cache_misses{0};
 std::atomic<uint64_t> cache_evictions{0};
+std::atomic<uint64_t> cache_rebinds{0};
 
 }  // namespace
 
@@ -77,13 +90,14 @@ bool device_check_enabled() { return device_check.load(std::memory_order_relaxed
 void set_executor_cache_enabled(bool enabled) { executor_cache_enabled.store(enabled); }
 
 ExecutorCacheStats executor_cache_stats() {
-  return {cache_hits.load(), cache_misses.load(), cache_evictions.load()};
+  return {cache_hits.load(), cache_misses.load(), cache_evictions.load(), cache_rebinds.load()};
 }
 
 void reset_executor_cache_stats() {
   cache_hits = 0;
   cache_misses = 0;
   cache_evictions = 0;
+  cache_rebinds = 0;
 }
 
 // ---- argument conversion -----------------------------------------------
@@ -341,6 +355,11 @@ struct CachedExecutor {
   aclOpExecutor* executor;
   uint64_t workspace_size;
   std::unique_ptr<BoundArgs> bound;  // the objects the executor was built with
+  // The storage address each of those aclTensor objects holds now (inputs,
+  // then outputs): the one it was created with, then the one the last
+  // rebinding set. Only this cache rebinds them, so an address that has not
+  // changed needs no aclSet*TensorAddr call.
+  std::vector<void*> addresses;
 
   bool matches(c10::DeviceIndex d, aclrtStream s, const void* e, const c10::SmallVectorImpl<uint8_t>& sig) const {
     return device == d && stream == s && entry == e && signature.size() == sig.size() &&
@@ -398,21 +417,42 @@ thread_local ExecutorCache tls_executor_cache;
 
 // Points the cached executor's own aclTensor objects (the ones phase 1 was
 // given) at this launch's storage, in nnopbase's input and output numbering.
-void rebind(aclOpExecutor* executor, const BoundArgs& bound, const LaunchRecord& record) {
-  TORCH_INTERNAL_ASSERT(bound.inputs().size() == record.inputs().size() &&
-                        bound.outputs().size() == record.outputs().size());
-  for (size_t i = 0; i < record.inputs().size(); ++i) {
-    const aclnnStatus status = aclSetInputTensorAddr(executor, i, bound.inputs()[i], record.inputs()[i].data);
+// A tensor whose storage is where the object already points is left alone:
+// in a loop over the same tensors (and outputs the caching allocator hands
+// back at the same address) a hit makes no runtime call at all.
+void rebind(CachedExecutor& hit, const LaunchRecord& record) {
+  const BoundArgs& bound = *hit.bound;
+  const size_t n_in = record.inputs().size();
+  TORCH_INTERNAL_ASSERT(bound.inputs().size() == n_in && bound.outputs().size() == record.outputs().size() &&
+                        hit.addresses.size() == n_in + record.outputs().size());
+  for (size_t i = 0; i < n_in; ++i) {
+    void* data = record.inputs()[i].data;
+    if (hit.addresses[i] == data) continue;
+    ++cache_rebinds;
+    const aclnnStatus status = aclSetInputTensorAddr(hit.executor, i, bound.inputs()[i], data);
     TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding input ",
                 record.arg_name(record.inputs()[i].position), " of a cached executor failed with status ", status,
                 ": ", recent_error_message());
+    hit.addresses[i] = data;
   }
   for (size_t i = 0; i < record.outputs().size(); ++i) {
-    const aclnnStatus status = aclSetOutputTensorAddr(executor, i, bound.outputs()[i], record.outputs()[i].data);
+    void* data = record.outputs()[i].data;
+    if (hit.addresses[n_in + i] == data) continue;
+    ++cache_rebinds;
+    const aclnnStatus status = aclSetOutputTensorAddr(hit.executor, i, bound.outputs()[i], data);
     TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding output ",
                 record.arg_name(record.outputs()[i].position), " of a cached executor failed with status ",
                 status, ": ", recent_error_message());
+    hit.addresses[n_in + i] = data;
   }
+}
+
+std::vector<void*> addresses_of(const LaunchRecord& record) {
+  std::vector<void*> out;
+  out.reserve(record.inputs().size() + record.outputs().size());
+  for (const TensorAddress& t : record.inputs()) out.push_back(t.data);
+  for (const TensorAddress& t : record.outputs()) out.push_back(t.data);
+  return out;
 }
 
 void check_devices(const LaunchRecord& record, c10::DeviceIndex device) {
@@ -448,24 +488,27 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
   aclrtStream stream = acl_stream(current_stream(device));
 
   const bool use_cache = executor_cache_enabled.load(std::memory_order_relaxed);
-  const uint64_t hash = use_cache ? hash_key(device, stream, entry, record.signature()) : 0;
+  uint64_t hash = 0;
   aclOpExecutor* executor = nullptr;
   uint64_t workspace_size = 0;
   bool cached = false;
   std::unique_ptr<BoundArgs> bound;  // a miss's objects, until phase 2 has run or the cache keeps them
   UnlaunchedExecutor unlaunched;
   if (use_cache) {
+    const phases::Span cache_span(phases::kCache);
+    hash = hash_key(device, stream, entry, record.signature());
     if (CachedExecutor* hit = tls_executor_cache.find(hash, device, stream, entry, record.signature())) {
       ++cache_hits;
       executor = hit->executor;
       workspace_size = hit->workspace_size;
       cached = true;
-      rebind(executor, *hit->bound, record);
+      rebind(*hit, record);
     } else {
       ++cache_misses;
     }
   }
   if (executor == nullptr) {
+    const phases::Span phase_one_span(phases::kPhaseOne);
     bound = std::make_unique<BoundArgs>(record);
     const aclnnStatus status = phase_one(*bound, &workspace_size, &executor);
     if (status == ACLNN_ERR_PARAM_INVALID && (record.uncommon_dtype() || record.max_dims() > 8)) {
@@ -483,7 +526,8 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
       tls_executor_cache.insert(CachedExecutor{hash, device, stream, entry,
                                                std::vector<uint8_t>(record.signature().begin(),
                                                                     record.signature().end()),
-                                               executor, workspace_size, std::move(bound)});
+                                               executor, workspace_size, std::move(bound),
+                                               addresses_of(record)});
       cached = true;
     } else {
       unlaunched.executor = executor;
@@ -498,7 +542,11 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
     workspace = allocate_on(device, workspace_size);
   }
   unlaunched.executor = nullptr;  // phase 2 consumes a non-repeatable executor, whatever its outcome
-  const aclnnStatus status = phase_two(workspace.get(), workspace_size, executor, stream);
+  aclnnStatus status;
+  {
+    const phases::Span phase_two_span(phases::kPhaseTwo);
+    status = phase_two(workspace.get(), workspace_size, executor, stream);
+  }
   if (status != kAclnnSuccess) {
     const std::string message = recent_error_message();
     if (cached) tls_executor_cache.erase(hash);

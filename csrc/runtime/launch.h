@@ -38,6 +38,7 @@
 #include "flagos/acl_api.h"
 #include "runtime/device.h"
 #include "runtime/opapi.h"
+#include "runtime/phases.h"
 
 namespace flagos {
 
@@ -150,6 +151,48 @@ class LaunchGuard {
   c10::DeviceIndex previous_ = -1;
 };
 
+// The guard at the boundary of a composite op (one that decomposes into
+// other flagos ops: rms_norm, linear, attention's math path, the foreach
+// slow paths). It makes the op's device current once, so that each inner
+// op's own LaunchGuard finds it current and makes no runtime call: 2
+// set-device calls for the whole op on another device instead of 2 per
+// inner launch, 0 on the current device. The inner guards stay: they keep
+// every launch correct whatever the boundary did (a tensor list spanning
+// devices, the switch below turned off).
+namespace detail {
+extern std::atomic<bool> composite_guards_enabled;
+}  // namespace detail
+
+// Diagnostic switch for the negative control: with composite guards off, a
+// composite pays its inner ops' guards (one switch and restore per launch).
+void set_composite_guards_enabled(bool enabled);
+inline bool composite_guards_enabled() {
+  return detail::composite_guards_enabled.load(std::memory_order_relaxed);
+}
+
+class CompositeGuard {
+ public:
+  explicit CompositeGuard(const LaunchDevice& target) {
+    if (target.has_value() && composite_guards_enabled() && guards_enabled()) {
+      const c10::DeviceIndex current = current_device();
+      if (target.index != current) {
+        set_device(target.index);
+        previous_ = current;
+      }
+    }
+  }
+  ~CompositeGuard() {
+    if (previous_ >= 0) restore();
+  }
+  CompositeGuard(const CompositeGuard&) = delete;
+  CompositeGuard& operator=(const CompositeGuard&) = delete;
+
+ private:
+  void restore() noexcept;
+
+  c10::DeviceIndex previous_ = -1;
+};
+
 // ---- checks and outputs --------------------------------------------------
 
 // One argument of a same-device check.
@@ -199,6 +242,7 @@ struct ExecutorCacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
   uint64_t evictions = 0;
+  uint64_t rebinds = 0;  // aclSetInputTensorAddr / aclSetOutputTensorAddr calls of hits
 };
 ExecutorCacheStats executor_cache_stats();
 void reset_executor_cache_stats();
@@ -489,11 +533,15 @@ class OpApi {
 template <typename Op, typename... Args, size_t... I>
 void launch_with(c10::DeviceIndex device, const char* arg_names, std::index_sequence<I...>, const Args&... args) {
   using Params = detail::PhaseOneParams<typename Op::PhaseOne>;
+  const phases::LaunchSpan launch_span;
   const OpApi<Op>& api = OpApi<Op>::get();
   LaunchRecord record(Op::name, arg_names);
-  // A fold over the comma operator runs left to right: the record lists the
-  // tensors in the executor's order.
-  (record.template add<typename Params::template param<I>, ((Op::output_mask >> I) & 1) != 0>(I, args), ...);
+  {
+    const phases::Span record_span(phases::kRecord);
+    // A fold over the comma operator runs left to right: the record lists the
+    // tensors in the executor's order.
+    (record.template add<typename Params::template param<I>, ((Op::output_mask >> I) & 1) != 0>(I, args), ...);
+  }
   run_launch(
       record, device, reinterpret_cast<const void*>(api.phase_one()),
       [&](BoundArgs& bound, uint64_t* workspace_size, aclOpExecutor** executor) {

@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_quick_run_writes_every_field(tmp_path):
     out = tmp_path / "results.json"
     done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--json", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "guard_overhead_ratio" in done.stdout
 
@@ -38,6 +38,17 @@ def test_quick_run_writes_every_field(tmp_path):
     assert "set_device_calls_per_op" in host["cross_device"] or "status" in host["cross_device"]
     assert set(host["launch_path"]["flagos_vs_cpu"]) == {"add", "mul", "relu", "sum"}
     assert "scalar_miss_vs_hit" in host["executor_cache"]
+    parts = host["breakdown"]["ops"]
+    assert set(parts) == {"add_4", "add_scalar_4", "relu_4", "mm_16x16", "softmax_8x64", "add_1m",
+                          "transformer_layer"}
+    for name, op in parts.items():
+        assert {"flagos", "cpu", "flagos_probed"} == set(op["ns_per_op"])
+        assert {"dispatch_entry", "wrapper", "arg_conversion", "cache_lookup", "phase_one", "launch_other",
+                "simulator", "layer", "layer_net_of_probes"} <= set(op["phases_ns_per_op"])
+        assert "median" in op["flagos_vs_cpu"]
+        # Every timed flagos op entered a kernel and launched (the probes saw it).
+        assert op["per_op_counts"]["kernels"] >= 1 and op["per_op_counts"]["launches"] >= 1, (name, op)
+        assert op["per_op_counts"]["set_device_calls"] == 0, (name, op)
 
     generator = results["figures"]["generator"]
     for run in ("real_full", "real_noop", "real_check", "synthetic_full", "synthetic_noop", "synthetic_check"):

@@ -11,14 +11,17 @@ op_api_common_base.h, becomes a stand-in acl_meta.h (the four executor
 functions op-plugin does not type come from the project's own declarations,
 which `python -m codegen --verify-cann` compares with hicann/opbase).
 
-Two checks, both syntax-only:
+Three checks, all syntax-only:
 1. every backend source (csrc/ less the simulator) compiles with
    FLAGOS_WITH_CANN against those headers;
 2. the project's own declarations (csrc/include/flagos/acl_subset_*.h)
    agree with CANN's: its functions are redeclared next to CANN's (a
    different parameter or return type does not compile) and every enum value
    and status code it defines that CANN's headers define is compared.
-Exit 0 when both pass, 1 otherwise (the compiler's errors are printed).
+3. the project's HCCL declarations (csrc/include/flagos/hccl_subset_*.h)
+   agree with the wheel's copy of CANN's hccl/hccl.h and hccl/hccl_types.h
+   in the same way, and HcclRootInfo has CANN's size.
+Exit 0 when all pass, 1 otherwise (the compiler's errors are printed).
 """
 
 from __future__ import annotations
@@ -40,7 +43,10 @@ if ROOT not in sys.path:
 from codegen.verify_cann import constants  # noqa: E402
 WHEEL = "torch-npu==2.14.0"
 WHEEL_MEMBERS = ("torch_npu/include/acl/",
-                 "torch_npu/include/third_party/op-plugin/op_plugin/utils/op_api_common_base.h")
+                 "torch_npu/include/third_party/op-plugin/op_plugin/utils/op_api_common_base.h",
+                 "torch_npu/include/third_party/hccl/inc/hccl/")
+# Where the wheel keeps CANN's HCCL headers (hccl/hccl.h, hccl/hccl_types.h).
+HCCL_INCLUDE = ("third_party", "hccl", "inc")
 # nnopbase functions the backend uses that op-plugin gives no typedef for.
 UNTYPED_NNOPBASE = ("aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclSetInputTensorAddr",
                     "aclSetOutputTensorAddr")
@@ -51,7 +57,8 @@ PRECOMPILED = ("ATen/core/Tensor.h", "ATen/native/Resize.h", "torch/library.h", 
 def fetch_headers(cache: str) -> str:
     """The unpacked include folder of the torch-npu wheel (downloaded once into `cache`)."""
     include = os.path.join(cache, "torch_npu", "include")
-    if os.path.isfile(os.path.join(include, "acl", "acl.h")):
+    if os.path.isfile(os.path.join(include, "acl", "acl.h")) and \
+            os.path.isfile(os.path.join(include, *HCCL_INCLUDE, "hccl", "hccl.h")):
         return include
     wheels = os.path.join(cache, "wheel")
     os.makedirs(wheels, exist_ok=True)
@@ -111,8 +118,8 @@ def _write(path: str, text: str) -> None:
 def backend_sources(root: str) -> list[str]:
     csrc = os.path.join(root, "csrc")
     sources = []
-    for folder in ("runtime", "aten", "handwritten", "generated", "python"):
-        for name in sorted(os.listdir(os.path.join(csrc, folder))):
+    for folder in ("runtime", "aten", "handwritten", "generated", "python", "distributed"):
+        for name in sorted(os.listdir(os.path.join(csrc, folder)) if os.path.isdir(os.path.join(csrc, folder)) else []):
             if name.endswith((".cc", ".cpp")):
                 sources.append(os.path.join(csrc, folder, name))
     return sources
@@ -124,7 +131,7 @@ def compile_flags(root: str, include: str, stand_in: str) -> list[str]:
     flags = ["-std=gnu++20", "-fsyntax-only", "-Wno-deprecated-declarations", "-DFLAGOS_WITH_CANN",
              '-DFLAGOS_DEFAULT_OPAPI_LIB="libopapi.so"',
              f"-I{os.path.join(root, 'csrc')}", f"-I{os.path.join(root, 'csrc', 'include')}",
-             f"-I{include}", f"-I{stand_in}", f"-I{sysconfig.get_paths()['include']}"]
+             f"-I{include}", f"-I{os.path.join(include, *HCCL_INCLUDE)}", f"-I{stand_in}", f"-I{sysconfig.get_paths()['include']}"]
     flags += [f"-isystem{path}" for path in torch.utils.cpp_extension.include_paths()]
     return flags
 
@@ -189,6 +196,34 @@ def check_declarations(root: str, include: str, flags: list[str], out_dir: str) 
     return result.returncode, result.stderr, compared, sorted(set(ours) - cann)
 
 
+def check_hccl_declarations(root: str, include: str, flags: list[str], out_dir: str) -> tuple[int, str, int]:
+    """Check 3: the project's HCCL declarations (hccl_subset_*.h) against the wheel's hccl/hccl.h and
+    hccl/hccl_types.h: (exit status, compiler output, constants compared)."""
+    ours = constants(_read(os.path.join(root, "csrc", "include", "flagos", "hccl_subset_types.h")))
+    cann = set(constants(_read(os.path.join(include, *HCCL_INCLUDE, "hccl", "hccl_types.h"))))
+    # CANN's HCCL_ROOT_INFO_BYTES is a plain `const uint32_t`, which constants() does not read: the
+    # unit compares it by name.
+    missing = sorted(set(ours) - cann - {"HCCL_ROOT_INFO_BYTES"})
+    unit = ["// Made by tests/cann/check_cann_headers.py.", "#include <stdint.h>", "#include <hccl/hccl.h>",
+            "// The project's functions, redeclared: a different type does not compile.",
+            '#include "flagos/hccl_subset_functions.h"',
+            "namespace flagos_subset {", '#include "flagos/hccl_subset_types.h"', "}  // namespace flagos_subset",
+            "static_assert(sizeof(flagos_subset::HcclRootInfo) == sizeof(::HcclRootInfo), "
+            "\"HcclRootInfo's size differs from CANN's\");",
+            "static_assert(flagos_subset::HCCL_ROOT_INFO_BYTES == ::HCCL_ROOT_INFO_BYTES, "
+            "\"HCCL_ROOT_INFO_BYTES differs from CANN's\");"]
+    for name in ours:
+        if name in cann and name != "HCCL_ROOT_INFO_BYTES":
+            unit.append(f"static_assert(static_cast<long long>(flagos_subset::{name}) == "
+                        f"static_cast<long long>(::{name}), \"{name} differs from CANN's\");")
+    path = os.path.join(out_dir, "hccl_declarations_match_cann.cc")
+    _write(path, "\n".join(unit) + "\n")
+    command = ["g++", *[f for f in flags if not f.startswith("-DFLAGOS_WITH_CANN")], path]
+    result = subprocess.run(command, capture_output=True, text=True)
+    errors = result.stderr + "".join(f"{name}: CANN's hccl_types.h does not define it\n" for name in missing)
+    return (result.returncode or len(missing)), errors, len(ours) - len(missing)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=ROOT, help="the project (default: this checkout)")
@@ -211,6 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"declarations: {'match CANN' if status == 0 else 'DIFFER FROM CANN (errors above)'}: the functions of "
           f"acl_subset_functions.h redeclared next to CANN's, {compared} enum values and status codes compared"
           f"{'; not in the wheel, so compared by --verify-cann only: ' + ', '.join(absent) if absent else ''}")
+
+    hccl_status, hccl_errors, hccl_compared = check_hccl_declarations(root, include, flags, out_dir)
+    if hccl_status != 0:
+        print(hccl_errors)
+    print(f"HCCL declarations: {'match CANN' if hccl_status == 0 else 'DIFFER FROM CANN (errors above)'}: the "
+          f"functions of hccl_subset_functions.h redeclared next to CANN's hccl.h, {hccl_compared} enum values "
+          f"and the root info's size compared")
+    status = status or hccl_status
 
     sources = [os.path.abspath(s) for s in args.only] if args.only is not None else backend_sources(root)
     broken = []

@@ -64,3 +64,31 @@ def test_backend_code_that_needs_more_than_cann_declares_fails(copy):
     assert run.returncode == 1, run.stdout
     assert "csrc/runtime/launch.cc: does not compile against CANN's headers" in run.stdout
     assert "ACLNN_SUCCESS" in run.stdout
+
+
+def test_hccl_declarations_match_cann():
+    run = run_check(ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "HCCL declarations: match CANN" in run.stdout
+
+
+def test_an_hccl_prototype_that_differs_fails(copy):
+    edit(copy / "csrc/include/flagos/hccl_subset_functions.h",
+         "HcclResult HcclBroadcast(void* buf, uint64_t count,", "HcclResult HcclBroadcast(void* buf, uint32_t count,")
+    run = run_check(str(copy))
+    assert run.returncode == 1
+    assert "HCCL declarations: DIFFER FROM CANN" in run.stdout and "HcclBroadcast" in run.stdout
+
+
+def test_an_hccl_enum_value_that_differs_fails(copy):
+    edit(copy / "csrc/include/flagos/hccl_subset_types.h", "HCCL_DATA_TYPE_BFP16 = 11", "HCCL_DATA_TYPE_BFP16 = 12")
+    run = run_check(str(copy))
+    assert run.returncode == 1
+    assert "HCCL_DATA_TYPE_BFP16 differs from CANN's" in run.stdout
+
+
+def test_an_hccl_root_info_of_another_size_fails(copy):
+    edit(copy / "csrc/include/flagos/hccl_subset_types.h", "HCCL_ROOT_INFO_BYTES = 4108", "HCCL_ROOT_INFO_BYTES = 4096")
+    run = run_check(str(copy))
+    assert run.returncode == 1
+    assert "HCCL_ROOT_INFO_BYTES differs from CANN's" in run.stdout

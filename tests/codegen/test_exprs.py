@@ -32,7 +32,7 @@ def test_fits_outputs_and_by_value_const(op, text, ctype, is_output, cpp):
 @pytest.mark.parametrize("op,text,ctype,cpp", [
     ("add.Tensor", "self", "const aclTensor*", "self"),
     ("add.Tensor", "alpha", "const aclScalar*", "alpha"),
-    ("add.Tensor", "item(other)", "const aclScalar*", "other.item()"),
+    ("add.Tensor", "item(other)", "const aclScalar*", "flagos::gen::wrapped_value(other)"),
     ("add.Tensor", "1", "const aclScalar*", "at::Scalar(int64_t{1})"),
     ("add.Tensor", "0.5", "const aclScalar*", "at::Scalar(0.5)"),
     ("addmm", "0", "int8_t", "int8_t{0}"),

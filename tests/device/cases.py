@@ -530,6 +530,8 @@ def _sdpa_grads(q, k, v, mask=None, is_causal=False):
 def _special(spec: OpSpec) -> list[Case] | None:
     if spec.op in IMAGE_OPS:
         return _image_cases(spec)
+    if spec.op in CNN_OPS:
+        return _cnn_cases(spec)
     if spec.op not in SPECIAL_OPS:
         return None
     aten = torch.ops.aten
@@ -757,6 +759,95 @@ def _image_cases(spec: OpSpec) -> list[Case]:
     if "upsample" in spec.op:
         return _upsample_cases(spec)
     return _pad_cases(spec)
+
+
+# ---- source 1c: batch norm and max pooling ----------------------------------------
+
+# OpInfo's native_batch_norm samples include evaluation without running
+# statistics (an error) and no OpInfo is named after the pooling overloads:
+# explicit cases, each with its statistics and indices from the CPU forward.
+CNN_OPS = ("native_batch_norm", "native_batch_norm_backward", "_native_batch_norm_legit",
+           "_native_batch_norm_legit.no_stats", "_batch_norm_with_update", "batch_norm_backward",
+           "max_pool2d_with_indices",
+           "max_pool2d_with_indices.out", "max_pool2d_with_indices_backward",
+           "max_pool2d_with_indices_backward.grad_input")
+
+
+def _bn_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    x, w, b = _rand(2, 3, 4, 5, seed=50), _rand(3, seed=51), _rand(3, seed=52)
+    rm, rv = _rand(3, seed=53), _rand(3, seed=54).abs() + 0.5
+    flat = _rand(6, 3, seed=55)
+    # (label, input, weight, bias, running_mean, running_var, training)
+    variants = [("train with running stats", x, w, b, rm, rv, True),
+                ("eval", x, w, b, rm, rv, False),
+                ("train 2-d no affine no stats", flat, None, None, None, None, True)]
+    if spec.op == "native_batch_norm":
+        return [Case(spec, label, lambda i, w, b, m, v, t=t: aten.native_batch_norm(i, w, b, m, v, t, 0.1, 1e-5),
+                     (i, w, b, m, v), tags=("plain",))
+                for label, i, w, b, m, v, t in variants]
+    if spec.op == "_native_batch_norm_legit":
+        return [Case(spec, label, lambda i, w, b, m, v, t=t: aten._native_batch_norm_legit(i, w, b, m, v, t, 0.1, 1e-5),
+                     (i, w, b, m, v), tags=("plain",))
+                for label, i, w, b, m, v, t in variants[:2]]
+    if spec.op == "_native_batch_norm_legit.no_stats":
+        return [Case(spec, "train", lambda i, w, b: aten._native_batch_norm_legit.no_stats(i, w, b, True, 0.1, 1e-5),
+                     (x, w, b), tags=("plain",))]
+    if spec.op == "_batch_norm_with_update":
+        # Without its `reserve` (empty on the CPU as on flagos), which would make the case "empty".
+        return [Case(spec, "train", lambda i, w, b, m, v: aten._batch_norm_with_update(i, w, b, m, v, 0.1, 1e-5)[:3],
+                     (x, w, b, rm, rv), tags=("plain",))]
+    if spec.op == "batch_norm_backward":
+        cases = []
+        for label, update in (("update", True), ("no update", False)):
+            _, save_mean, save_var, _ = aten._batch_norm_with_update(x, w, b, rm.clone(), rv.clone(), 0.1, 1e-5)
+            reserve = torch.zeros(1, dtype=torch.uint8)  # unread; one element keeps the case non-empty
+            if not update:
+                save_mean, save_var = torch.empty(0), torch.empty(0)
+            cases.append(Case(spec, label, lambda g, i, w, m, v, sm, sv, r, u=update: aten.batch_norm_backward(
+                g, i, w, m, v, sm, sv, u, 1e-5, [True, True, True], r),
+                (_rand(*x.shape, seed=57), x, w, rm, rv, save_mean, save_var, reserve), tags=("plain",)))
+        return cases
+    cases = []
+    for (label, i, w, b, m, v, t), mask in zip(variants, ([True, True, True], [True, True, False], [True, False, False])):
+        _, save_mean, save_invstd = aten.native_batch_norm(i, w, b, None if m is None else m.clone(),
+                                                           None if v is None else v.clone(), t, 0.1, 1e-5)
+        grad = _rand(*i.shape, seed=56)
+        cases.append(Case(spec, label, lambda g, i, w, m, v, sm, si, t=t, mask=mask: aten.native_batch_norm_backward(
+            g, i, w, m, v, sm, si, t, 1e-5, mask), (grad, i, w, m, v, save_mean, save_invstd), tags=("plain",)))
+    return cases
+
+
+def _pool_cases(spec: OpSpec) -> list[Case]:
+    aten = torch.ops.aten
+    # (label, input, kernel_size, stride, padding, ceil_mode): batched, and unbatched in ceil mode.
+    variants = [("batched padded", _rand(2, 3, 7, 8, seed=60), [3, 3], [2, 2], [1, 1], False),
+                ("unbatched ceil", _rand(3, 7, 9, seed=61), [2, 3], [2, 2], [0, 1], True)]
+    cases = []
+    for label, x, k, st, p, ceil in variants:
+        geometry = (k, st, p, [1, 1], ceil)
+        if spec.op == "max_pool2d_with_indices":
+            cases.append(Case(spec, label, lambda t, g=geometry: aten.max_pool2d_with_indices(t, *g), (x,),
+                              tags=("plain",)))
+            continue
+        if spec.op == "max_pool2d_with_indices.out":
+            cases.append(Case(spec, label, lambda t, o, i, g=geometry: aten.max_pool2d_with_indices.out(
+                t, *g, out=o, indices=i), (x, torch.zeros(2), torch.zeros(2, dtype=torch.long)), tags=("plain",)))
+            continue
+        out, indices = aten.max_pool2d_with_indices(x, *geometry)
+        grad = _rand(*out.shape, seed=62)
+        if spec.op == "max_pool2d_with_indices_backward":
+            cases.append(Case(spec, label, lambda g, t, i, geo=geometry: aten.max_pool2d_with_indices_backward(
+                g, t, *geo, i), (grad, x, indices), tags=("plain",)))
+        else:
+            cases.append(Case(spec, label, lambda g, t, i, o, geo=geometry:
+                              aten.max_pool2d_with_indices_backward.grad_input(g, t, *geo, i, grad_input=o),
+                              (grad, x, indices, torch.zeros(2)), tags=("plain",)))
+    return cases
+
+
+def _cnn_cases(spec: OpSpec) -> list[Case]:
+    return _bn_cases(spec) if "batch_norm" in spec.op else _pool_cases(spec)
 
 
 # ---- picking ----------------------------------------------------------------------

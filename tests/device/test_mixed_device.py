@@ -272,6 +272,9 @@ CPU_SCALAR_REJECTED: dict[str, str] = {
     # F.mse_loss broadcasts its inputs first (torch.broadcast_tensors), so a CPU 0-dim
     # target arrives expanded, no longer 0-dim: CUDA rejects it the same way.
     "mse_loss": "target",
+    # a CPU 0-dim out= tensor is on another device, not a number
+    "max_pool2d_with_indices.out": "indices",
+    "max_pool2d_with_indices_backward.grad_input": "grad_input",
 }
 
 
@@ -305,6 +308,8 @@ def _scalar_case(spec):
 SCALAR_NOT_APPLICABLE = {
     "_log_softmax_backward_data": "`output` must have the shape of `grad_output`: the CPU kernel reads a 0-dim "
                                   "`output` without a check and returns values that are no behaviour to match",
+    "_native_batch_norm_legit.no_stats": "a 0-dim `bias` is no per-channel parameter: the CPU kernel reads it without "
+                                         "a check; flagos raises native_batch_norm's shape error",
 }
 
 SCALAR_OPS = [s for s in registry_ops() if s.device_check == "same-device" and s.op not in SCALAR_NOT_APPLICABLE

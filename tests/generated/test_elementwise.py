@@ -134,6 +134,10 @@ def _both_raise(fn, *args, match):
         fn(*_to(args, "cpu"))
     with pytest.raises(RuntimeError, match=match):
         fn(*_to(args, DEVICE))
+        # Streams are asynchronous: a kernel that fails when it runs (not at
+        # aclnn*GetWorkspaceSize) is reported by the next synchronization, as
+        # CUDA reports device-side errors.
+        torch.flagos.synchronize(DEVICE)
 
 
 def test_unsupported_dtypes_fail_clearly():

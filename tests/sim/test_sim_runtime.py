@@ -147,6 +147,29 @@ def test_invalid_protect_value_fails_clearly():
     assert line_with("MESSAGE ", result.stdout) == "aclrtMalloc: FLAGOS_SIM_PROTECT='yes' must be 0 or 1"
 
 
+def test_host_read_after_a_kernel_crashes_in_protect_mode():
+    """The kernel's worker thread may touch the memory while it runs, the host never."""
+    result = run("host_reads_memory_a_kernel_wrote", FLAGOS_SIM_PROTECT="1")
+    assert result.returncode == -signal.SIGSEGV, result.stdout + result.stderr
+    assert "kernel done" in result.stdout
+    assert "host read" not in result.stdout
+
+
+# ---- stream mode ----
+
+def test_lazy_streams_from_environment():
+    assert_passed(run("env_lazy_streams", FLAGOS_SIM_STREAMS="lazy"))
+
+
+@pytest.mark.parametrize("value", ["", "sync", "LAZY", "lazy "])
+def test_invalid_stream_mode_fails_clearly(value):
+    result = run("env_invalid_streams", FLAGOS_SIM_STREAMS=value)
+    assert_passed(result)
+    assert line_with("MESSAGE ", result.stdout) == (
+        f"aclrtMemsetAsync: FLAGOS_SIM_STREAMS='{value}' must be 'async' or 'lazy'"
+    )
+
+
 # ---- mismatch mode ----
 
 def test_nan_mode_from_environment():
@@ -168,7 +191,7 @@ def test_faults_from_environment():
     assert_passed(run("env_faults", FLAGOS_SIM_FAULT="aclnnAdd:2,aclnnCast:1:3"))
 
 
-@pytest.mark.parametrize("value", ["aclnnAdd", "aclnnAdd:3", "aclnnAdd:1:0", ":1", "aclnnAdd:x", "aclnnAdd:1:2:3"])
+@pytest.mark.parametrize("value", ["aclnnAdd", "aclnnAdd:4", "aclnnAdd:1:0", ":1", "aclnnAdd:x", "aclnnAdd:1:2:3"])
 def test_invalid_fault_spec_fails_clearly(value):
     result = run("env_invalid_faults", FLAGOS_SIM_FAULT=value)
     assert_passed(result)
@@ -195,6 +218,8 @@ def test_stats_json_counts_a_known_scenario():
         "peer_copies": 1,
         "live_executors": 0,
         "live_arguments": 5,
+        "failed_tasks": 0,
+        "hazards": 0,
     }
 
 

@@ -27,6 +27,7 @@ const char* aclrtGetSocName(void);
 aclError aclrtCreateStream(aclrtStream* stream);
 aclError aclrtDestroyStream(aclrtStream stream);
 aclError aclrtSynchronizeStream(aclrtStream stream);
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status);
 
 aclError aclrtCreateEvent(aclrtEvent* event);
 aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag);
@@ -44,6 +45,8 @@ aclError aclrtMallocHost(void** hostPtr, size_t size);
 aclError aclrtFreeHost(void* hostPtr);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total);
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count);
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count,
+                          aclrtStream stream);
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
                      aclrtMemcpyKind kind);
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,

@@ -38,6 +38,8 @@ static const int ACL_ERROR_RT_NO_DEVICE = 207004;
 static const int ACL_ERROR_RT_INTERNAL_ERROR = 507000;
 static const int ACL_ERROR_RT_EVENT_NOT_COMPLETE = 507006;
 static const int ACL_ERROR_RT_CONTEXT_RELEASE_ERROR = 507007;
+// What a synchronize reports for a kernel that failed on the device.
+static const int ACL_ERROR_RT_AICORE_EXCEPTION = 507015;
 
 static const int ACLNN_SUCCESS = 0;
 static const int ACLNN_ERR_PARAM_NULLPTR = 161001;
@@ -175,6 +177,12 @@ typedef enum aclrtEventStatus {
   ACL_EVENT_STATUS_NOT_READY = 1,
   ACL_EVENT_STATUS_RESERVED = 2,
 } aclrtEventStatus;
+
+typedef enum aclrtStreamStatus {
+  ACL_STREAM_STATUS_COMPLETE = 0,
+  ACL_STREAM_STATUS_NOT_READY = 1,
+  ACL_STREAM_STATUS_RESERVED = 0xFFFF,
+} aclrtStreamStatus;
 
 // Flags of aclrtCreateEventWithFlag (CANN: macros in acl_rt.h).
 static const uint32_t ACL_EVENT_SYNC = 0x00000001U;

@@ -20,6 +20,35 @@ typedef enum {
 // Returns -1 and sets aclGetRecentErrMsg() when the variable is invalid.
 int32_t fsimDeviceCount(void);
 
+// How streams run the work queued on them. In both modes each stream has a
+// worker thread that runs its work in order, after the call that queued it
+// has returned.
+typedef enum {
+  FSIM_STREAMS_ASYNC = 0,  // the worker runs work as soon as it can (default)
+  FSIM_STREAMS_LAZY = 1,   // work runs only once something waits for it: a
+                           // synchronization of its stream, device or of an
+                           // event recorded after it (aclrtSynchronize*, an
+                           // implicit one), or a stream waiting for such an
+                           // event. Unsynchronized host access then always
+                           // sees memory as it was before the work.
+} fsimStreamMode;
+
+// Overrides FLAGOS_SIM_STREAMS (an invalid value included). Switching to
+// async lets held work run.
+void fsimSetStreamMode(fsimStreamMode mode);
+fsimStreamMode fsimGetStreamMode(void);
+// Waits for the work queued on every live stream of every device (running
+// it in lazy mode). Pending errors stay with their streams.
+void fsimDrainStreams(void);
+
+// Hazards: accesses to one allocation, at least one a write, by two
+// timelines (streams, or the host's own synchronous copies, memsets and
+// frees) that no synchronization of the program orders. Decided from the
+// order of runtime calls, not from the workers' timing. The latest reports,
+// one per line (at most 32), valid until the calling thread's next call;
+// fsimStatsJson counts them ("hazards") and fsimResetStats clears both.
+const char* fsimHazardReport(void);
+
 void fsimSetMismatchMode(fsimMismatchMode mode);
 fsimMismatchMode fsimGetMismatchMode(void);
 
@@ -29,7 +58,7 @@ fsimMismatchMode fsimGetMismatchMode(void);
 //  "live_allocations": {"0": N, ...}, "live_bytes": {"0": N, ...},
 //  "live_pinned_allocations": N, "live_pinned_bytes": N,
 //  "op_launches": {"aclnnAdd": N, ...}, "peer_copies": N,
-//  "live_executors": N, "live_arguments": N}
+//  "live_executors": N, "live_arguments": N, "failed_tasks": N, "hazards": N}
 // Per-device maps list every device 0..N-1. set_device_calls counts every
 // aclrtSetDevice call (same device and failed calls included); launches and
 // op_launches count launches whose kernel ran; rejected_launches counts
@@ -37,11 +66,15 @@ fsimMismatchMode fsimGetMismatchMode(void);
 // device mismatches in either mode; live_executors and live_arguments
 // (aclCreate* objects) expose leaks, like the live_* memory counters
 // (live_pinned_*: aclrtMallocHost blocks; bytes are the requested sizes).
+// failed_tasks counts queued work that failed when it ran (reported by the
+// next synchronization of its stream); hazards, see fsimHazardReport.
 const char* fsimStatsJson(void);
 void fsimResetStats(void);  // zeroes event counters, not live counts
 
 // Fault injection: the next `count` calls of operator `op` (e.g. "aclnnAdd")
-// fail at `phase` (1 = GetWorkspaceSize, 2 = launch). count 0 clears.
+// fail at `phase` (1 = GetWorkspaceSize, 2 = launch, 3 = the kernel's run on
+// its stream: the launch succeeds and the next synchronization of the
+// stream reports ACL_ERROR_RT_AICORE_EXCEPTION). count 0 clears.
 // Also settable at load time: FLAGOS_SIM_FAULT="aclnnAdd:2[:count],..."
 void fsimInjectFault(const char* op, int32_t phase, int32_t count);
 void fsimClearFaults(void);

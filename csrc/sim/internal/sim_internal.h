@@ -114,6 +114,9 @@ bool tensorLive(const aclTensor* tensor, uint64_t serial);
 // Fault injection hook, called by every operator phase. Returns
 // ACLNN_SUCCESS, or the failure status with the error message set.
 aclnnStatus checkFault(const char* op, int phase);
+// Uses up one injected fault of (op, phase) if there is one, without
+// setting an error message: phase 3, whose failure happens on the stream.
+bool takeFault(const char* op, int phase);
 
 // Creates a live executor (what phase 1 returns).
 aclOpExecutor* newExecutor(std::string op, std::vector<Param> params,

@@ -11,6 +11,10 @@
 #include <ATen/ops/threshold_backward.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnSigmoidBackward.h"
+#include "aclnn/aclnnSiluBackward.h"
+#include "aclnn/aclnnTanhBackward.h"
+#include "aclnn/aclnnThresholdBackward.h"
 
 using namespace fsim::op;
 

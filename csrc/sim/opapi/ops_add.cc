@@ -2,6 +2,9 @@
 #include <ATen/ops/add.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnAdd.h"
+#include "aclnn/aclnnAdds.h"
+#include "aclnn/aclnnInplaceAdd.h"
 
 using namespace fsim::op;
 

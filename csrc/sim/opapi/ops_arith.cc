@@ -10,6 +10,19 @@
 #include <ATen/ops/sub.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnAdd.h"
+#include "aclnn/aclnnDiv.h"
+#include "aclnn/aclnnDivs.h"
+#include "aclnn/aclnnInplaceAdds.h"
+#include "aclnn/aclnnInplaceMul.h"
+#include "aclnn/aclnnInplaceMuls.h"
+#include "aclnn/aclnnMaximum.h"
+#include "aclnn/aclnnMinimum.h"
+#include "aclnn/aclnnMul.h"
+#include "aclnn/aclnnMuls.h"
+#include "aclnn/aclnnPowTensorScalar.h"
+#include "aclnn/aclnnSub.h"
+#include "aclnn/aclnnSubs.h"
 
 using namespace fsim::op;
 

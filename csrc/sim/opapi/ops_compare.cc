@@ -7,6 +7,18 @@
 #include <ATen/ops/ne.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnEqScalar.h"
+#include "aclnn/aclnnEqTensor.h"
+#include "aclnn/aclnnGeScalar.h"
+#include "aclnn/aclnnGeTensor.h"
+#include "aclnn/aclnnGtScalar.h"
+#include "aclnn/aclnnGtTensor.h"
+#include "aclnn/aclnnLeScalar.h"
+#include "aclnn/aclnnLeTensor.h"
+#include "aclnn/aclnnLtScalar.h"
+#include "aclnn/aclnnLtTensor.h"
+#include "aclnn/aclnnNeScalar.h"
+#include "aclnn/aclnnNeTensor.h"
 
 using namespace fsim::op;
 

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "sim_op.h"
+#include "aclnn/aclnnConvolution.h"
+#include "aclnn/aclnnConvolutionBackward.h"
 
 using namespace fsim::op;
 

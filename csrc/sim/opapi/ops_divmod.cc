@@ -11,6 +11,12 @@
 #include <string_view>
 
 #include "sim_op.h"
+#include "aclnn/aclnnDivMod.h"
+#include "aclnn/aclnnDivMods.h"
+#include "aclnn/aclnnInplaceDiv.h"
+#include "aclnn/aclnnInplaceDivMod.h"
+#include "aclnn/aclnnInplaceDivMods.h"
+#include "aclnn/aclnnInplaceDivs.h"
 
 using namespace fsim::op;
 

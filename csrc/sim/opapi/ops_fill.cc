@@ -3,6 +3,8 @@
 #include <ATen/ops/zero.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnInplaceFillScalar.h"
+#include "aclnn/aclnnInplaceZero.h"
 
 using namespace fsim::op;
 

@@ -9,6 +9,11 @@
 #include <initializer_list>
 
 #include "sim_op.h"
+#include "aclnn/aclnnForeachAddListV2.h"
+#include "aclnn/aclnnForeachAddScalarV2.h"
+#include "aclnn/aclnnForeachAddcmulScalarV2.h"
+#include "aclnn/aclnnForeachMulList.h"
+#include "aclnn/aclnnForeachMulScalarV2.h"
 
 using namespace fsim::op;
 

@@ -6,6 +6,9 @@
 #include <ATen/ops/mm.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnBatchMatMul.h"
+#include "aclnn/aclnnMatmul.h"
+#include "aclnn/aclnnMm.h"
 
 using namespace fsim::op;
 

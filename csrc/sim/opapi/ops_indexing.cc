@@ -21,6 +21,26 @@
 #include <c10/util/accumulate.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnEmbedding.h"
+#include "aclnn/aclnnEmbeddingDenseBackward.h"
+#include "aclnn/aclnnEye.h"
+#include "aclnn/aclnnFlip.h"
+#include "aclnn/aclnnGather.h"
+#include "aclnn/aclnnIndexSelect.h"
+#include "aclnn/aclnnInplaceMaskedFillScalar.h"
+#include "aclnn/aclnnInplaceMaskedFillTensor.h"
+#include "aclnn/aclnnInplaceScatter.h"
+#include "aclnn/aclnnInplaceScatterValue.h"
+#include "aclnn/aclnnInplaceTril.h"
+#include "aclnn/aclnnInplaceTriu.h"
+#include "aclnn/aclnnLinspace.h"
+#include "aclnn/aclnnNLLLoss.h"
+#include "aclnn/aclnnNLLLossBackward.h"
+#include "aclnn/aclnnScatter.h"
+#include "aclnn/aclnnScatterAdd.h"
+#include "aclnn/aclnnScatterValue.h"
+#include "aclnn/aclnnTril.h"
+#include "aclnn/aclnnTriu.h"
 
 using namespace fsim::op;
 

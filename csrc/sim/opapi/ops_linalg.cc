@@ -3,6 +3,8 @@
 #include <ATen/ops/addr.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnAddmv.h"
+#include "aclnn/aclnnAddr.h"
 
 using namespace fsim::op;
 

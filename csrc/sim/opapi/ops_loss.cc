@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "sim_op.h"
+#include "aclnn/aclnnMseLoss.h"
+#include "aclnn/aclnnMseLossBackward.h"
 
 using namespace fsim::op;
 

@@ -14,6 +14,13 @@
 #include <optional>
 
 #include "sim_op.h"
+#include "aclnn/aclnnGroupNorm.h"
+#include "aclnn/aclnnGroupNormBackward.h"
+#include "aclnn/aclnnLayerNorm.h"
+#include "aclnn/aclnnLayerNormBackward.h"
+#include "aclnn/aclnnLogSoftmaxBackward.h"
+#include "aclnn/aclnnRmsNorm.h"
+#include "aclnn/aclnnSoftmaxBackward.h"
 
 using namespace fsim::op;
 

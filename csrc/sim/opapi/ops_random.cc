@@ -13,6 +13,12 @@
 #include <ATen/ops/uniform.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnInplaceBernoulli.h"
+#include "aclnn/aclnnInplaceBernoulliTensor.h"
+#include "aclnn/aclnnInplaceNormal.h"
+#include "aclnn/aclnnInplaceRandom.h"
+#include "aclnn/aclnnInplaceUniform.h"
+#include "aclnn/aclnnMultinomial.h"
 
 using namespace fsim::op;
 

@@ -2,6 +2,7 @@
 #include <ATen/ops/arange.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnArange.h"
 
 using namespace fsim::op;
 

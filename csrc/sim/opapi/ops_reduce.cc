@@ -10,6 +10,12 @@
 #include <algorithm>
 
 #include "sim_op.h"
+#include "aclnn/aclnnAmax.h"
+#include "aclnn/aclnnAmin.h"
+#include "aclnn/aclnnLogSoftmax.h"
+#include "aclnn/aclnnMean.h"
+#include "aclnn/aclnnReduceSum.h"
+#include "aclnn/aclnnSoftmax.h"
 
 using namespace fsim::op;
 

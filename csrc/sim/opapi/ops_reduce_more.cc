@@ -23,6 +23,25 @@
 #include <algorithm>
 
 #include "sim_op.h"
+#include "aclnn/aclnnAll.h"
+#include "aclnn/aclnnAny.h"
+#include "aclnn/aclnnArgMax.h"
+#include "aclnn/aclnnArgMin.h"
+#include "aclnn/aclnnCumprod.h"
+#include "aclnn/aclnnCumsum.h"
+#include "aclnn/aclnnLinalgVectorNorm.h"
+#include "aclnn/aclnnLogSumExp.h"
+#include "aclnn/aclnnMax.h"
+#include "aclnn/aclnnMaxDim.h"
+#include "aclnn/aclnnMin.h"
+#include "aclnn/aclnnMinDim.h"
+#include "aclnn/aclnnNorm.h"
+#include "aclnn/aclnnProd.h"
+#include "aclnn/aclnnProdDim.h"
+#include "aclnn/aclnnStd.h"
+#include "aclnn/aclnnStdMeanCorrection.h"
+#include "aclnn/aclnnVarCorrection.h"
+#include "aclnn/aclnnVarMean.h"
 
 using namespace fsim::op;
 

@@ -13,6 +13,13 @@
 #include <vector>
 
 #include "sim_op.h"
+#include "aclnn/aclnnIsInScalarTensor.h"
+#include "aclnn/aclnnIsInTensorScalar.h"
+#include "aclnn/aclnnIsInf.h"
+#include "aclnn/aclnnIsNegInf.h"
+#include "aclnn/aclnnIsPosInf.h"
+#include "aclnn/aclnnNonzero.h"
+#include "aclnn/aclnnSWhere.h"
 
 using namespace fsim::op;
 

@@ -14,6 +14,18 @@
 #include <ATen/ops/tanh.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnAbs.h"
+#include "aclnn/aclnnCos.h"
+#include "aclnn/aclnnExp.h"
+#include "aclnn/aclnnInplaceRelu.h"
+#include "aclnn/aclnnLog.h"
+#include "aclnn/aclnnNeg.h"
+#include "aclnn/aclnnRelu.h"
+#include "aclnn/aclnnRsqrt.h"
+#include "aclnn/aclnnSigmoid.h"
+#include "aclnn/aclnnSin.h"
+#include "aclnn/aclnnSqrt.h"
+#include "aclnn/aclnnTanh.h"
 
 using namespace fsim::op;
 

@@ -25,6 +25,19 @@
 #include <vector>
 
 #include "sim_op.h"
+#include "aclnn/aclnnUpsampleBilinear2d.h"
+#include "aclnn/aclnnUpsampleBilinear2dBackwardV2.h"
+#include "aclnn/aclnnUpsampleNearest2d.h"
+#include "aclnn/aclnnUpsampleNearest2dBackward.h"
+#include "aclnn/aclnnUpsampleNearest2dV2.h"
+#include "aclnn/aclnnUpsampleNearest3d.h"
+#include "aclnn/aclnnUpsampleNearest3dBackward.h"
+#include "aclnn/aclnnUpsampleNearestExact2d.h"
+#include "aclnn/aclnnUpsampleNearestExact2dBackward.h"
+#include "aclnn/aclnnUpsampleNearestExact3d.h"
+#include "aclnn/aclnnUpsampleNearestExact3dBackward.h"
+#include "aclnn/aclnnUpsampleTrilinear3d.h"
+#include "aclnn/aclnnUpsampleTrilinear3dBackward.h"
 
 using namespace fsim::op;
 

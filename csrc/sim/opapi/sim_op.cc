@@ -150,13 +150,11 @@ bool Op::checkDtype(const char* name, aclDataType dtype, DTypes dtypes) {
 
 namespace {
 
-// The parameters each operator writes, from the registry (`outputs:`).
-const std::unordered_map<std::string_view, std::span<const char* const>>& registryOutputs() {
-  static const auto* table = new std::unordered_map<std::string_view, std::span<const char* const>>{
-#define FSIM_REGISTRY_OUTPUTS(api) {flagos::aclnn::api::name, std::span<const char* const>(flagos::aclnn::api::outputs)},
-      FLAGOS_ACLNN_OPERATORS(FSIM_REGISTRY_OUTPUTS)
-#undef FSIM_REGISTRY_OUTPUTS
-  };
+// The parameters each operator writes, from the registry (`outputs:`), as
+// FSIM_PHASE2 records them: every operator the library defines, and only
+// those. Filled during static initialization, read-only afterwards.
+std::unordered_map<std::string_view, std::span<const char* const>>& registryOutputs() {
+  static auto* table = new std::unordered_map<std::string_view, std::span<const char* const>>();
   return *table;
 }
 
@@ -166,6 +164,10 @@ std::span<const char* const> outputsOf(std::string_view op) {
 }
 
 }  // namespace
+
+RegisterOperator::RegisterOperator(const char* name, std::span<const char* const> outputs) {
+  registryOutputs().emplace(name, outputs);
+}
 
 Role Op::role(const char* name) {
   for (const char* output : outputsOf(name_)) {
@@ -285,7 +287,7 @@ aclnnStatus Op::build(KernelFn kernel) {
   // The simulator's definition and the registry must agree on what the
   // operator writes; a disagreement is a bug in the simulator.
   if (registryOutputs().find(name_) == registryOutputs().end())
-    return fail(ACLNN_ERR_INNER, cat(name_, ": not in the registry (yaml/aclnn.yaml)")).status_;
+    return fail(ACLNN_ERR_INNER, cat(name_, ": not in the registry (yaml/aclnn.yaml), or defined without FSIM_PHASE2")).status_;
   for (const char* output : outputsOf(name_)) {
     if (std::find(outputsSeen_.begin(), outputsSeen_.end(), output) == outputsSeen_.end())
       return fail(ACLNN_ERR_INNER, cat(name_, ": the simulator passes no tensor named '", output,

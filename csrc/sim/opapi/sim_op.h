@@ -3,14 +3,17 @@
 // How to add an operator
 // ======================
 // 1. Its prototype must be in yaml/aclnn.yaml, CANN's own (the code generator
-//    writes csrc/generated/aclnn/<operator>.h from it); including sim_op.h
-//    includes them all, so the compiler checks the definitions against them.
+//    writes csrc/generated/aclnn/<operator>.h from it); a file of operators must
+//    include the headers of the operators it defines (#include
+//    "aclnn/aclnnX.h"), so the compiler checks the definitions against them
+//    and a new operator recompiles only its own file.
 // 2. Define both phases in csrc/sim/opapi/ops_<family>.cc (the CMake glob
 //    picks up new files). Include only per-operator ATen headers
 //    (<ATen/ops/add.h>), never <ATen/ATen.h> or <torch/extension.h>:
 //
 //      #include <ATen/ops/add.h>
 //      #include "sim_op.h"
+//      #include "aclnn/aclnnAdd.h"
 //      using namespace fsim::op;
 //
 //      aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other,
@@ -58,12 +61,13 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "aclnn_ops.h"
+#include "flagos/acl_api.h"
 #include "sim_internal.h"
 
 namespace fsim::op {
@@ -177,6 +181,12 @@ class Op {
   std::vector<std::string> outputsSeen_;
 };
 
+// Records an operator defined with FSIM_PHASE2 and the parameters its
+// registry entry lists as outputs (static initialization, one per operator).
+struct RegisterOperator {
+  RegisterOperator(const char* name, std::span<const char* const> outputs);
+};
+
 }  // namespace fsim::op
 
 // Defines phase 2 of operator `name`, after its phase 1. The static_assert
@@ -184,9 +194,15 @@ class Op {
 // registry's prototype exactly: a definition with other parameter types
 // would be a C++ overload, not the extern "C" entry point, and the operator
 // library would lack the symbol.
+//
+// It also records the operator's registry outputs (the traits of
+// aclnn/<name>.h) for Op::build, so the library needs no table of every
+// operator and a new operator recompiles only the file that defines it.
 #define FSIM_PHASE2(name)                                                                                  \
   static_assert(std::is_same_v<decltype(&name##GetWorkspaceSize), ::flagos::aclnn::name::PhaseOne>,       \
                 #name "GetWorkspaceSize is not defined with its registry prototype");                     \
+  static const ::fsim::op::RegisterOperator fsim_registered_##name{                                      \
+      #name, std::span<const char* const>(::flagos::aclnn::name::outputs)};                               \
   aclnnStatus name(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) { \
     return ::fsim::launch(#name, workspace, workspaceSize, executor, stream);                            \
   }

@@ -154,7 +154,7 @@ struct Faults {
       all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
       if (!addEntry(entry)) {
         envError = cat("FLAGOS_SIM_FAULT='", env, "' is invalid: entry '", entry,
-                       "' is not op:phase[:count] with phase 1 or 2 and count >= 1");
+                       "' is not op:phase[:count] with phase 1, 2 or 3 and count >= 1");
         remaining.clear();
         break;
       }
@@ -170,7 +170,7 @@ struct Faults {
     size_t c2 = rest.find(':');
     std::optional<int> phase = parseInt(rest.substr(0, c2));
     std::optional<int> count = c2 == std::string_view::npos ? 1 : parseInt(rest.substr(c2 + 1));
-    if (!phase || (*phase != 1 && *phase != 2) || !count || *count < 1) return false;
+    if (!phase || *phase < 1 || *phase > 3 || !count || *count < 1) return false;
     remaining[{std::string(op), *phase}] += *count;
     return true;
   }
@@ -285,12 +285,19 @@ aclnnStatus checkFault(const char* op, int phase) {
   Faults& f = faults();
   if (!f.active) return ACLNN_SUCCESS;
   if (!f.envError.empty()) return fail(ACLNN_ERR_PARAM_INVALID, op, ": ", f.envError);
+  if (!takeFault(op, phase)) return ACLNN_SUCCESS;
+  return fail(ACLNN_ERR_INNER, op, ": injected fault at phase ", phase);
+}
+
+bool takeFault(const char* op, int phase) {
+  Faults& f = faults();
+  if (!f.active) return false;
   std::lock_guard lock(f.mutex);
   auto it = f.remaining.find({op, phase});
-  if (it == f.remaining.end()) return ACLNN_SUCCESS;
+  if (it == f.remaining.end()) return false;
   if (--it->second == 0) f.remaining.erase(it);
-  f.active = !f.remaining.empty();
-  return fail(ACLNN_ERR_INNER, op, ": injected fault at phase ", phase);
+  f.active = !f.remaining.empty() || !f.envError.empty();
+  return true;
 }
 
 size_t dtypeSize(aclDataType dtype) {
@@ -376,9 +383,9 @@ fsimMismatchMode fsimGetMismatchMode(void) {
 }
 
 void fsimInjectFault(const char* op, int32_t phase, int32_t count) {
-  if (op == nullptr || *op == '\0' || (phase != 1 && phase != 2) || count < 0) {
+  if (op == nullptr || *op == '\0' || phase < 1 || phase > 3 || count < 0) {
     setError(cat("fsimInjectFault: invalid request (op '", op ? op : "(null)", "', phase ", phase,
-                 ", count ", count, "); need a name, phase 1 or 2 and count >= 0"));
+                 ", count ", count, "); need a name, phase 1, 2 or 3 and count >= 0"));
     return;
   }
   Faults& f = faults();
@@ -488,12 +495,5 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value
 }
 
 const char* aclrtGetSocName(void) { return kSocName; }
-
-// Work runs synchronously at enqueue time (see streams.cc), so once a device
-// is current there is nothing left to wait for.
-aclError aclrtSynchronizeDevice(void) {
-  int device = -1;
-  return requireCurrentDevice("aclrtSynchronizeDevice", &device);
-}
 
 }  // extern "C"

@@ -1,5 +1,14 @@
 // Executors (built by an operator's phase 1) and the validated launch that
 // every operator's phase 2 goes through.
+//
+// Phase 2 validates on the calling thread (a rejected launch fails there)
+// and queues the kernel on the stream. The queued kernel runs on a copy of
+// the executor taken at launch, with the tensor addresses of that moment:
+// rebinding a repeatable executor (aclSetInputTensorAddr) after the launch
+// changes later launches only, as on CANN, where the launch has captured its
+// arguments. A kernel that fails when it runs (an ATen error, an injected
+// phase-3 fault) fails the stream: the next synchronization reports
+// ACL_ERROR_RT_AICORE_EXCEPTION with the kernel's message.
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -85,8 +94,39 @@ struct Verdict {
   aclnnStatus hardStatus = ACLNN_SUCCESS;  // invalid whatever the mismatch mode
   std::string hardError;
   std::string mismatch;  // first device mismatch; the mode decides
-  std::vector<AllocInfo> allocs;  // to grant access to for the kernel
+  std::vector<Access> accesses;  // what the kernel reads and writes (the workspace is written)
   std::vector<std::pair<const aclTensor*, AllocInfo>> outputs;  // placed outputs, for poisoning
+
+  void touch(const AllocInfo& a, bool write) {
+    for (Access& x : accesses) {
+      if (x.alloc.id == a.id) {
+        x.write = x.write || write;
+        return;
+      }
+    }
+    accesses.push_back({a, write});
+  }
+};
+
+// What a queued kernel runs on: a copy of the executor and of its aclTensor
+// objects as they were at launch.
+struct Snapshot {
+  std::vector<std::unique_ptr<aclTensor>> tensors;
+  aclOpExecutor executor;
+
+  explicit Snapshot(const aclOpExecutor& e) {
+    executor.op = e.op;
+    executor.params = e.params;
+    executor.workspaceSize = e.workspaceSize;
+    executor.kernel = e.kernel;
+    for (Param& p : executor.params) {
+      for (BoundTensor& t : p.tensors) {
+        if (t.tensor == nullptr) continue;
+        tensors.push_back(std::make_unique<aclTensor>(*t.tensor));
+        t.tensor = tensors.back().get();
+      }
+    }
+  }
 };
 
 Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64_t workspaceSize,
@@ -129,7 +169,7 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
                                         " overruns its allocation of ", a->size, " bytes"));
     } else {
       if (a->device != current) mismatch("the workspace lives on device ", a->device, " but ", runsOn());
-      v.allocs.push_back(*a);
+      v.touch(*a, true);
     }
   }
 
@@ -165,7 +205,7 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
         continue;
       }
       if (a->device != current) mismatch("argument '", label(), "' lives on device ", a->device, " but ", runsOn());
-      v.allocs.push_back(*a);
+      v.touch(*a, p.role == Role::kOutput);
       if (p.role == Role::kOutput) v.outputs.emplace_back(&t, *a);
     }
   }
@@ -252,7 +292,7 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
   }
   if (aclnnStatus s = checkFault(op, 2)) return s;
   std::optional<fsimMismatchMode> mode = mismatchMode(op);
-  if (!mode) {
+  if (!mode || !streamMode(op)) {
     c.rejectedLaunches++;
     return ACLNN_ERR_RUNTIME_ERROR;
   }
@@ -269,6 +309,8 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
       c.rejectedLaunches++;
       return ACLNN_ERR_RUNTIME_ERROR;
     }
+    // The NaNs are written at once, whatever stream the launch named (it may
+    // be another device's): nan-mode tests see them after any synchronization.
     AccessGrant grant;
     for (const auto& [tensor, alloc] : v.outputs) {
       grant.add(alloc);
@@ -277,15 +319,23 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
     return ACLNN_SUCCESS;
   }
 
-  {
+  Task task;
+  task.what = op;  // a string literal (FSIM_PHASE2)
+  task.accesses = v.accesses;
+  auto snapshot = std::make_shared<Snapshot>(*executor);
+  const bool faulty = takeFault(op, 3);
+  task.run = [snapshot, accesses = std::move(v.accesses), faulty, op]() -> std::string {
+    if (faulty) return cat(op, ": injected fault at phase 3 (the kernel's run on the stream)");
     AccessGrant grant;
-    for (const AllocInfo& a : v.allocs) grant.add(a);
+    for (const Access& a : accesses) grant.add(a.alloc);
     try {
-      executor->kernel(*executor);
+      snapshot->executor.kernel(snapshot->executor);
     } catch (const std::exception& e) {
-      return fail(ACLNN_ERR_INNER, op, ": kernel failed: ", e.what());
+      return cat(op, ": kernel failed: ", e.what());
     }
-  }
+    return std::string();
+  };
+  enqueue(stream, std::move(task));
   c.launches[currentDevice()]++;
   std::lock_guard lock(c.opMutex);
   auto it = c.opLaunches.find(std::string_view(op));

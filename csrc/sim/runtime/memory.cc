@@ -2,7 +2,19 @@
 // each one's device, pinned host memory (aclrtMallocHost) told apart from
 // pageable host memory, copies checked against what the pointers really are,
 // peer access, and protect mode (FLAGOS_SIM_PROTECT=1: device memory stays
-// PROT_NONE except inside the runtime's own operations).
+// PROT_NONE except inside the runtime's own operations, which run on the
+// streams' worker threads for queued work).
+//
+// Synchronous copies and memsets (aclrtMemcpy, aclrtMemset) act at once,
+// without waiting for work queued on any stream: CANN's documentation says
+// so ("no implicit device or stream synchronization"). A program that reads
+// device memory a queued kernel writes must synchronize first; the hazard
+// tracker reports it when it does not. aclrtMemcpyAsync and aclrtMemsetAsync
+// queue their work on the stream, except that an async copy between device
+// and pageable host memory synchronizes the stream and copies at once, as
+// CANN's runtime does. aclrtFree is immediate too (CANN: no implicit
+// synchronization); memory that queued work still uses stays mapped until
+// that work has run, and the free is reported as a hazard.
 //
 // Where CANN's open code decides, the checks and codes are CANN's. Where
 // CANN's closed driver decides (bad frees, a sync copy whose kind does not
@@ -32,7 +44,9 @@ struct Allocation {
   size_t mapped = 0;  // rounded up to pages
   int device = -1;    // -1: pinned host memory
   uint64_t id = 0;
-  int grants = 0;  // open AccessGrant scopes
+  int grants = 0;     // open AccessGrant scopes
+  int uses = 0;       // queued tasks that touch it and have not run yet
+  bool freed = false; // freed while in use: unmapped after its last task
 };
 
 struct Registry {
@@ -47,13 +61,17 @@ struct Registry {
   uint64_t pinnedBytes = 0;
   std::atomic<bool> protect{false};  // FLAGOS_SIM_PROTECT, as seen by aclrtMalloc
 
-  // The block of `map` holding address `p`. Requires the mutex.
+  // The live block of `map` holding address `p` (blocks freed while in use
+  // are not live). Requires the mutex.
   static std::map<uintptr_t, Allocation>::iterator find(std::map<uintptr_t, Allocation>& map, uintptr_t p) {
     auto it = map.upper_bound(p);
     if (it == map.begin()) return map.end();
     --it;
-    return p - it->first < it->second.size ? it : map.end();
+    return p - it->first < it->second.size && !it->second.freed ? it : map.end();
   }
+  // The block (live or freed while in use) with this base and id.
+  // Requires the mutex.
+  std::map<uintptr_t, Allocation>* mapOf(const AllocInfo& a) { return a.device < 0 ? &pinned : &allocs; }
 };
 
 Registry& registry() {
@@ -178,6 +196,23 @@ void transfer(void* dst, const Endpoint& d, const void* src, const Endpoint& s, 
   if (d.device() && s.device() && d.alloc.device != s.alloc.device) counters().peerCopies++;
 }
 
+// What a copy reads and writes of the runtime's memory (pageable memory is
+// the program's own business).
+std::vector<Access> copyAccesses(const Endpoint& d, const Endpoint& s) {
+  std::vector<Access> accesses;
+  accesses.reserve(2);
+  if (d.place != Place::Pageable) accesses.push_back({d.alloc, true});
+  if (s.place != Place::Pageable && !(d.place != Place::Pageable && d.alloc.id == s.alloc.id))
+    accesses.push_back({s.alloc, false});
+  return accesses;
+}
+
+// Releases a block's memory for good: unmaps it and forgets its history.
+void unmap(uintptr_t base, const Allocation& a) {
+  munmap(reinterpret_cast<void*>(base), a.mapped);
+  forgetAllocation(a.id);
+}
+
 // aclrtMemcpyAsync's location rule (CANN's runtime, with a driver that
 // reports user memory attributes): when both sides are runtime memory
 // (device or pinned) the kind is corrected to the real direction; when a side
@@ -227,12 +262,42 @@ std::optional<AllocInfo> findAlloc(const void* p) {
   return AllocInfo{it->first, it->second.size, it->second.device, it->second.id};
 }
 
+void retainMemory(const std::vector<Access>& accesses) {
+  if (accesses.empty()) return;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  for (const Access& a : accesses) {
+    auto& map = *r.mapOf(a.alloc);
+    auto it = map.find(a.alloc.base);
+    if (it != map.end() && it->second.id == a.alloc.id) it->second.uses++;
+  }
+}
+
+void releaseMemory(const std::vector<Access>& accesses) {
+  if (accesses.empty()) return;
+  Registry& r = registry();
+  std::vector<std::pair<uintptr_t, Allocation>> dead;
+  {
+    std::lock_guard lock(r.mutex);
+    for (const Access& a : accesses) {
+      auto& map = *r.mapOf(a.alloc);
+      auto it = map.find(a.alloc.base);
+      if (it == map.end() || it->second.id != a.alloc.id) continue;
+      if (--it->second.uses == 0 && it->second.freed) {
+        dead.emplace_back(it->first, it->second);
+        map.erase(it);
+      }
+    }
+  }
+  for (const auto& [base, a] : dead) unmap(base, a);
+}
+
 void AccessGrant::add(const AllocInfo& alloc) {
   Registry& r = registry();
   if (!r.protect) return;
   std::lock_guard lock(r.mutex);
   auto it = r.allocs.find(alloc.base);
-  if (it == r.allocs.end() || it->second.id != alloc.id) return;  // freed meanwhile
+  if (it == r.allocs.end() || it->second.id != alloc.id) return;  // unmapped meanwhile
   if (it->second.grants++ == 0)
     mprotect(reinterpret_cast<void*>(alloc.base), it->second.mapped, PROT_READ | PROT_WRITE);
   granted_.emplace_back(alloc.base, alloc.id);
@@ -313,13 +378,16 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/
   return ACL_SUCCESS;
 }
 
-// Needs no current device, and frees memory of any device.
+// Needs no current device, and frees memory of any device, at once (CANN
+// does not synchronize): memory that queued work still uses is reported as
+// a hazard and stays mapped until that work has run.
 aclError aclrtFree(void* devPtr) {
   const char* fn = "aclrtFree";
   if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
   const auto addr = reinterpret_cast<uintptr_t>(devPtr);
   Registry& r = registry();
   Allocation a;
+  AllocInfo info;
   {
     std::lock_guard lock(r.mutex);
     auto it = Registry::find(r.allocs, addr);
@@ -334,12 +402,24 @@ aclError aclrtFree(void* devPtr) {
       return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr, " points inside the allocation at ",
                   reinterpret_cast<void*>(it->first), ", not at its start");
     a = it->second;
-    r.allocs.erase(it);
+    info = AllocInfo{it->first, a.size, a.device, a.id};
+  }
+  hostAccesses({{info, true}}, "aclrtFree");
+  {
+    std::lock_guard lock(r.mutex);
+    auto it = r.allocs.find(addr);
+    if (it == r.allocs.end() || it->second.id != a.id || it->second.freed)
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr, " was freed already");
     r.liveCount[a.device]--;
     r.liveBytes[a.device] -= a.size;
     r.usedBytes[a.device] -= devicePortion(a.size);
+    if (it->second.uses > 0) {
+      it->second.freed = true;  // unmapped by the last task that uses it
+      return ACL_SUCCESS;
+    }
+    r.allocs.erase(it);
   }
-  munmap(devPtr, a.mapped);
+  unmap(addr, a);
   return ACL_SUCCESS;
 }
 
@@ -368,13 +448,16 @@ aclError aclrtMallocHost(void** hostPtr, size_t size) {
 }
 
 // Needs no current device. A device pointer is rejected by CANN's runtime;
-// anything else that is not a pinned block by the closed driver.
+// anything else that is not a pinned block by the closed driver. Like
+// aclrtFree, a block that queued work still uses is reported as a hazard
+// and stays mapped until that work has run.
 aclError aclrtFreeHost(void* hostPtr) {
   const char* fn = "aclrtFreeHost";
   if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": hostPtr is nullptr");
   const auto addr = reinterpret_cast<uintptr_t>(hostPtr);
   Registry& r = registry();
   Allocation a;
+  AllocInfo info;
   {
     std::lock_guard lock(r.mutex);
     auto it = Registry::find(r.pinned, addr);
@@ -389,11 +472,23 @@ aclError aclrtFreeHost(void* hostPtr) {
       return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr, " points inside the pinned block at ",
                   reinterpret_cast<void*>(it->first), ", not at its start");
     a = it->second;
-    r.pinned.erase(it);
+    info = AllocInfo{it->first, a.size, -1, a.id};
+  }
+  hostAccesses({{info, true}}, "aclrtFreeHost");
+  {
+    std::lock_guard lock(r.mutex);
+    auto it = r.pinned.find(addr);
+    if (it == r.pinned.end() || it->second.id != a.id || it->second.freed)
+      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", hostPtr, " was freed already");
     r.pinnedCount--;
     r.pinnedBytes -= a.size;
+    if (it->second.uses > 0) {
+      it->second.freed = true;
+      return ACL_SUCCESS;
+    }
+    r.pinned.erase(it);
   }
-  munmap(hostPtr, a.mapped);
+  unmap(addr, a);
   return ACL_SUCCESS;
 }
 
@@ -433,9 +528,47 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
   if (!e.alloc.contains(reinterpret_cast<uintptr_t>(devPtr), count))
     return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", count, " bytes at ", devPtr, " overrun its allocation of ",
                 e.alloc.size, " bytes");
+  hostAccesses({{e.alloc, true}}, fn);
   AccessGrant grant;
   if (e.device()) grant.add(e.alloc);
   std::memset(devPtr, value, count);
+  return ACL_SUCCESS;
+}
+
+// Queued on a stream of the current device; device memory or pinned host
+// memory, like aclrtMemset.
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+  const char* fn = "aclrtMemsetAsync";
+  if (count == 0) return ACL_SUCCESS;
+  if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": devPtr is nullptr");
+  if (count > maxCount)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": count ", count, " exceeds maxCount ", maxCount);
+  if (stream != nullptr && !streamDevice(stream))
+    return fail(ACL_ERROR_RT_INVALID_HANDLE, fn, ": stream ", stream, " is not a live stream");
+  int current = -1;
+  if (aclError e = requireCurrentDevice(fn, &current)) return e;
+  const int streamDev = streamDevice(stream).value_or(-1);
+  if (streamDev != current)
+    return fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, ": stream ", stream, " belongs to device ", streamDev,
+                " but the current device is ", current);
+  if (!streamMode(fn)) return ACL_ERROR_RT_PARAM_INVALID;
+  const Endpoint e = locate(devPtr);
+  if (e.place == Place::Pageable)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", devPtr,
+                " is pageable host memory, not device memory or pinned host memory of the runtime");
+  if (!e.alloc.contains(reinterpret_cast<uintptr_t>(devPtr), count))
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", count, " bytes at ", devPtr, " overrun its allocation of ",
+                e.alloc.size, " bytes");
+  Task task;
+  task.what = fn;
+  task.accesses = {{e.alloc, true}};
+  task.run = [devPtr, value, count, e] {
+    AccessGrant grant;
+    if (e.device()) grant.add(e.alloc);
+    std::memset(devPtr, value, count);
+    return std::string();
+  };
+  enqueue(stream, std::move(task));
   return ACL_SUCCESS;
 }
 
@@ -453,11 +586,14 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
   const Endpoint d = locate(dst), s = locate(src);
   const Direction dir = kindDirection(kind).value_or(Direction{s.device(), d.device()});
   if (aclError e = checkTransfer(fn, kind, dir, dst, d, src, s, count)) return e;
+  hostAccesses(copyAccesses(d, s), fn);
   transfer(dst, d, src, s, count);
   return ACL_SUCCESS;
 }
 
-// Streams run work when it is enqueued, so an async copy is complete on return.
+// Queued on the stream when both sides are device or pinned memory. With a
+// pageable host side, CANN synchronizes the stream and copies at once (the
+// call returns after the copy, and reports the stream's pending error).
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream) {
   const char* fn = "aclrtMemcpyAsync";
@@ -491,7 +627,21 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": the stream belongs to device ", streamDev, " but the copy has ",
                 sides);
   }
-  enqueue(stream, [&] { transfer(dst, d, src, s, count); });
+  if (!streamMode(fn)) return ACL_ERROR_RT_PARAM_INVALID;
+  if (d.place == Place::Pageable || s.place == Place::Pageable) {
+    if (aclError e = synchronizeStream(fn, stream)) return e;
+    hostAccesses(copyAccesses(d, s), fn);
+    transfer(dst, d, src, s, count);
+    return ACL_SUCCESS;
+  }
+  Task task;
+  task.what = fn;
+  task.accesses = copyAccesses(d, s);
+  task.run = [dst, d, src, s, count] {
+    transfer(dst, d, src, s, count);
+    return std::string();
+  };
+  enqueue(stream, std::move(task));
   return ACL_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 // Declarations shared by the runtime's own source files.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -85,18 +86,95 @@ void liveMemory(std::array<uint64_t, kMaxDevices>& count, std::array<uint64_t, k
 // Live aclrtMallocHost blocks and their requested bytes.
 void livePinnedMemory(uint64_t& count, uint64_t& bytes);
 
+// ---- ordering and hazards (hazards.cc) ---------------------------------------
+//
+// A happens-before tracker, as race detectors (and torch.cuda's sanitizer)
+// keep one: every stream and the host are timelines; each has a vector
+// clock of how far it has seen every other timeline. Work queued on a stream
+// comes after everything the host did before queuing it; a stream that waits
+// for an event comes after what the event's record covers; a host that
+// synchronizes (a stream, the device, an event, or an event or stream query
+// that answers "complete") comes after what it waited for. Two accesses to
+// one allocation, at least one a write, that no such chain orders are a
+// hazard: counted and described (fsimHazardReport), whatever the worker
+// threads' timing, so the report is deterministic.
+
+using Timeline = uint32_t;
+inline constexpr Timeline kHostTimeline = 0;
+
+struct Clock {
+  std::vector<uint64_t> v;  // by timeline; missing entries are 0
+  uint64_t at(Timeline t) const { return t < v.size() ? v[t] : 0; }
+  void set(Timeline t, uint64_t epoch) {
+    if (t >= v.size()) v.resize(t + 1, 0);
+    v[t] = epoch;
+  }
+  void join(const Clock& other) {
+    if (other.v.size() > v.size()) v.resize(other.v.size(), 0);
+    for (size_t i = 0; i < other.v.size(); ++i) v[i] = std::max(v[i], other.v[i]);
+  }
+};
+
+// One allocation a piece of work reads or writes.
+struct Access {
+  AllocInfo alloc;    // device memory or a pinned block (device -1)
+  bool write = false;
+};
+
+// A new timeline (a stream), named for hazard reports.
+Timeline newTimeline(std::string name);
+// Checks and records the accesses of work at position clock.at(t) of
+// timeline t, whose clock is `clock`; `what` is a string literal (the call).
+void trackAccesses(Timeline t, const Clock& clock, const std::vector<Access>& accesses, const char* what);
+// The host's clock, and the host observing that everything `clock` covers
+// has completed.
+Clock hostClock();
+void hostObserved(const Clock& clock);
+// Accesses the host makes itself (synchronous copies and memsets, frees).
+void hostAccesses(const std::vector<Access>& accesses, const char* what);
+// An allocation that no longer exists: its accesses are forgotten.
+void forgetAllocation(uint64_t id);
+uint64_t hazardCount();
+void resetHazards();
+
+// ---- memory that queued work still uses ------------------------------------
+// Every queued task holds its allocations until it has run, so that freeing
+// them meanwhile (a hazard, which the tracker reports) never unmaps memory a
+// worker is about to touch: the unmap waits for the last task.
+void retainMemory(const std::vector<Access>& accesses);
+void releaseMemory(const std::vector<Access>& accesses);
+
 // ---- streams --------------------------------------------------------------
 
 // The device of a stream handle: nullptr means the current device's default
 // stream (-1 if the thread has no current device). nullopt for a handle that
 // is not a live stream (destroyed, torn down by a reset, or never created).
 std::optional<int> streamDevice(aclrtStream stream);
-// Runs `work` on an already validated stream. Streams are synchronous for
-// now: the work runs before this returns, and the stream's completion point
-// advances with it.
-void enqueue(aclrtStream stream, const std::function<void()>& work);
-// Tears down a device's streams when a reset releases the device: their
-// handles become stale (ACL_ERROR_RT_INVALID_HANDLE).
+
+// Work for a stream: what queued it, the memory it touches, and the work
+// itself, which returns an error message (empty on success). A failure is
+// reported by the next synchronization of the stream.
+struct Task {
+  const char* what = "";  // a string literal: the runtime call or operator
+  std::vector<Access> accesses;
+  std::function<std::string()> run;
+};
+
+// Queues `task` on an already validated stream (nullptr: the current
+// device's default stream). The stream's worker thread runs it after
+// everything queued before it on that stream.
+void enqueue(aclrtStream stream, Task task);
+// Waits for everything queued so far on a live stream (any device), as
+// aclrtSynchronizeStream does, and returns (and clears) the stream's pending
+// error, with the message set. For runtime calls that synchronize a stream
+// implicitly (an async copy of pageable memory).
+aclError synchronizeStream(const char* fn, aclrtStream stream);
+// The stream mode, or nullopt (message set) when FLAGOS_SIM_STREAMS is
+// invalid and fsimSetStreamMode was not called.
+std::optional<fsimStreamMode> streamMode(const char* fn);
+// Waits for the work of a device's streams, then tears them down when a
+// reset releases the device: their handles become stale
+// (ACL_ERROR_RT_INVALID_HANDLE).
 void releaseDeviceStreams(int device);
 
 // ---- counters ---------------------------------------------------------------
@@ -107,6 +185,7 @@ struct Counters {
   std::atomic<uint64_t> rejectedLaunches{0};
   std::atomic<uint64_t> mismatchedLaunches{0};
   std::atomic<uint64_t> peerCopies{0};
+  std::atomic<uint64_t> failedTasks{0};  // queued work that failed when it ran
   std::atomic<int64_t> liveExecutors{0};
   std::atomic<int64_t> liveArguments{0};  // aclCreate* objects not yet destroyed
   std::mutex opMutex;

@@ -72,7 +72,9 @@ const char* fsimStatsJson(void) {
                    ", \"op_launches\": ", ops,
                    ", \"peer_copies\": ", c.peerCopies.load(),
                    ", \"live_executors\": ", c.liveExecutors.load(),
-                   ", \"live_arguments\": ", c.liveArguments.load(), "}");
+                   ", \"live_arguments\": ", c.liveArguments.load(),
+                   ", \"failed_tasks\": ", c.failedTasks.load(),
+                   ", \"hazards\": ", hazardCount(), "}");
   return tStatsJson.c_str();
 }
 
@@ -83,6 +85,8 @@ void fsimResetStats(void) {
   c.rejectedLaunches = 0;
   c.mismatchedLaunches = 0;
   c.peerCopies = 0;
+  c.failedTasks = 0;
+  resetHazards();
   std::lock_guard lock(c.opMutex);
   c.opLaunches.clear();
 }

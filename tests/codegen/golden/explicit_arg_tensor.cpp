@@ -1,6 +1,7 @@
 // addmm: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 // guard explicit-arg: the device of `mat1`
 at::Tensor wrapper_addmm(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("addmm", {{"self", self}, {"mat1", mat1}, {"mat2", mat2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(mat1);
   if (flagos::gen::any_cpu_scalar(self, mat1, mat2)) {

@@ -1,6 +1,7 @@
 // native_layer_norm_backward: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 // guard explicit-arg: the device of `input`
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_layer_norm_backward", {{"grad_out", grad_out}, {"input", input}, {"mean", mean}, {"rstd", rstd}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   if (flagos::gen::any_cpu_scalar(grad_out, input, mean, rstd)) {

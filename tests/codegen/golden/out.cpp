@@ -1,6 +1,7 @@
 // add.out: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 // guard first-tensor: the first flagos tensor among self, out, other
 at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
+  const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   if (flagos::gen::any_cpu_scalar(self)) {
@@ -10,7 +11,7 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
   at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, other.item(), alpha, out);
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
     return out;
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdd, self, other, alpha, out);

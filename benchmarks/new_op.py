@@ -1,0 +1,386 @@
+"""Adding an op end to end, as docs/codegen.md "Adding an op" says, without
+touching the repository: a throwaway unary op gets its ACLNN prototype
+(yaml/aclnn.yaml), its registry entry (yaml/ops/unary_math.yaml) and its
+simulator operator (csrc/sim/opapi/ops_unary.cc); then `python -m codegen`,
+an incremental `ninja` of the existing build, `--check`, a call of the op on
+a flagos device and the tests that pick it up from the registry.
+
+Where: in a private mount namespace (`unshare -m`), the repository is
+overlaid (overlayfs) with an empty upper folder in a temp dir, so the edits,
+the regenerated files, the rebuilt objects and libraries all land in the
+temp dir, while the build directory's objects, precompiled headers and ninja
+state are reused as they are (same absolute paths, so nothing else looks
+changed). Without mount namespaces the repository is copied and built from
+scratch in the copy (slow: a clean build), and the result says so.
+
+Also measured in the same overlay: which objects a one-op policy change
+makes ninja rebuild, and how long that takes.
+
+Used by `python -m benchmarks` (build section) and by
+tests/generated/test_add_an_op.py. Run alone:
+    python -m benchmarks.new_op [--tests] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join("build", "cmake")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A unary ATen op and the CANN operator that computes it (CANN's own prototype)."""
+
+    op: str
+    aclnn: str
+    source: str  # hicann/<repo>/<path> of CANN's header
+    param: str  # CANN's name of the input parameter
+    low: float  # an input range inside the op's domain
+    high: float
+
+
+# The first one the registry does not have yet is the throwaway op.
+CANDIDATES = (
+    Candidate("acosh", "aclnnAcosh", "hicann/ops-math/math/acosh/op_api/aclnn_acosh.h", "self", 1.1, 3.0),
+    Candidate("asinh", "aclnnAsinh", "hicann/ops-math/math/asinh/op_api/aclnn_asinh.h", "input", -2.0, 2.0),
+    Candidate("atanh", "aclnnAtanh", "hicann/ops-math/math/atanh/op_api/aclnn_atanh.h", "input", -0.9, 0.9),
+)
+
+# The one-op change measured besides: one op's policy, first-tensor -> explicit-arg.
+CHANGED_OP = "add.Tensor"
+CHANGED_FILE = os.path.join("yaml", "ops", "binary.yaml")
+
+
+def pick_candidate(root: str) -> Candidate | None:
+    """The first candidate neither the registry nor yaml/aclnn.yaml has."""
+    texts = []
+    for folder, _, files in os.walk(os.path.join(root, "yaml")):
+        for name in files:
+            if name.endswith(".yaml"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    texts.append(handle.read())
+    text = "\n".join(texts)
+    for candidate in CANDIDATES:
+        if not re.search(rf"^\s*-?\s*op:\s*{candidate.op}\s*$", text, re.M) and \
+                not re.search(rf"^{candidate.aclnn}:", text, re.M):
+            return candidate
+    return None
+
+
+# ---- the edits ("Adding an op", steps 2 to 4) ------------------------------
+
+def _append(path: str, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def add_op(root: str, c: Candidate) -> list[str]:
+    """Writes the three pieces of a new op into the tree at `root`; returns the files edited."""
+    _append(os.path.join(root, "yaml", "aclnn.yaml"),
+            f"{c.aclnn}:\n  source: {c.source}\n"
+            f"  params: [const aclTensor* {c.param}, aclTensor* out]\n  outputs: [out]\n")
+    _append(os.path.join(root, "yaml", "ops", "unary_math.yaml"),
+            f"\n- op: {c.op}\n  shape: unary\n  launch: {c.aclnn}(self, out)\n"
+            f"  out:\n    size: self\n    dtype: to_float(self)\n  guard: first-tensor\n")
+    _append(os.path.join(root, "csrc", "sim", "opapi", "ops_unary.cc"), f"""
+// {c.aclnn}: the end-to-end test's throwaway operator (benchmarks/new_op.py).
+#include <ATen/ops/{c.op}.h>
+#include "aclnn/{c.aclnn}.h"
+
+aclnnStatus {c.aclnn}GetWorkspaceSize(const aclTensor* {c.param}, aclTensor* out, uint64_t* workspaceSize,
+                                      aclOpExecutor** executor) {{
+  Op op("{c.aclnn}", workspaceSize, executor);
+  op.arg("{c.param}", {c.param}, kFloating).arg("out", out, kFloating);
+  return op.build([](Views& v) {{ at::{c.op}_out(v["out"], v["{c.param}"]); }});
+}}
+FSIM_PHASE2({c.aclnn})
+""")
+    return ["yaml/aclnn.yaml", "yaml/ops/unary_math.yaml", "csrc/sim/opapi/ops_unary.cc"]
+
+
+def change_policy(root: str) -> None:
+    path = os.path.join(root, CHANGED_FILE)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    block = re.compile(rf"(- op: {re.escape(CHANGED_OP)}\n(?:  .*\n)*?)  guard: first-tensor\n")
+    new_text, count = block.subn(r"\1  guard: explicit-arg\n  guard_arg: other\n", text, count=1)
+    if count != 1:
+        raise RuntimeError(f"{CHANGED_OP} with `guard: first-tensor` not found in {CHANGED_FILE}")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(new_text)
+
+
+# ---- steps inside the overlay (or the copy) --------------------------------
+
+def _run(command: list[str], root: str, timeout: float = 3600) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout)
+    return round(time.perf_counter() - start, 2), done
+
+
+def _edges(ninja_output: str) -> list[str]:
+    """The edges ninja ran, from its output: "Building CXX object X", "Linking ..."."""
+    lines = [re.sub(r"^\[\d+/\d+\]\s*", "", line) for line in ninja_output.splitlines() if line.startswith("[")]
+    return [line for line in lines if not line.startswith(("Re-checking", "Re-running"))]
+
+
+def _build(root: str) -> tuple[float, subprocess.CompletedProcess, dict]:
+    """An incremental `ninja` (both cores, as `pip install -e .` runs it): seconds, result, objects rebuilt.
+    (`ninja -n` cannot tell: CMake's glob check makes every dry run stop at "Re-running CMake".)"""
+    seconds, done = _run(["ninja", "-C", BUILD, f"-j{os.cpu_count() or 2}"], root)
+    return seconds, done, _objects(_edges(done.stdout))
+
+
+def _objects(lines: list[str]) -> dict:
+    compiled = [line.split("Building CXX object ", 1)[1] for line in lines if "Building CXX object" in line]
+    return {
+        "backend": sorted(o for o in compiled if "flagos_backend.dir" in o),
+        "simulator": sorted(o for o in compiled if "flagos_sim" in o),
+        "other": sorted(o for o in compiled if "flagos_backend.dir" not in o and "flagos_sim" not in o),
+        "links": sum("Linking" in line for line in lines),
+    }
+
+
+RUN_OP = """
+import json, sys, torch, torch_fl
+op, aclnn, low, high = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+x = torch.linspace(low, high, 7)
+torch.flagos.set_device(0)
+torch_fl.sim.reset_stats()
+y = getattr(torch, op)(x.to("flagos:1"))
+stats = torch_fl.sim.stats()
+print(json.dumps({
+    "device": str(y.device),
+    "matches_cpu": bool(torch.allclose(y.cpu(), getattr(torch, op)(x), equal_nan=True)),
+    "launches": stats["op_launches"].get(aclnn, 0),
+    "fallback_ops": stats["fallback_ops"],
+}))
+"""
+
+
+def inside(root: str, configure: bool, with_tests: bool) -> dict:
+    """Every step, in the tree at `root` (the overlaid repository or a copy)."""
+    result: dict = {"root": root}
+    if configure:
+        import torch.utils
+
+        seconds, done = _run(["cmake", "-S", ".", "-B", BUILD, "-G", "Ninja",
+                              f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+                              f"-DPython3_EXECUTABLE={sys.executable}"], root)
+        if done.returncode:
+            return {**result, "status": f"failed: cmake configure: {done.stderr[-2000:]}"}
+    if not os.path.exists(os.path.join(root, BUILD, "build.ninja")):
+        return {**result, "status": "unavailable: no configured build in build/cmake"}
+    # The baseline: the build must be current before the change is timed.
+    seconds, done, built = _build(root)
+    if built["backend"] or built["simulator"] or built["links"]:
+        result["baseline_build"] = {"seconds": seconds, "objects": built}
+    if done.returncode:
+        return {**result, "status": f"failed: baseline build: {done.stdout[-3000:]}"}
+
+    candidate = pick_candidate(root)
+    if candidate is None:
+        return {**result, "status": "unavailable: the registry already has every candidate op"}
+    result["op"] = asdict(candidate)
+    result["edited"] = add_op(root, candidate)
+
+    seconds, done = _run([sys.executable, "-m", "codegen"], root)
+    result["codegen"] = {"seconds": seconds, "exit": done.returncode, "output": done.stdout.strip()[-500:]}
+    if done.returncode:
+        return {**result, "status": f"failed: python -m codegen: {done.stderr[-2000:]}"}
+    seconds, done, built = _build(root)
+    result["rebuild"] = {"seconds": seconds, "rebuilt": built, "exit": done.returncode}
+    if done.returncode:
+        return {**result, "status": f"failed: the incremental build: {done.stdout[-3000:]}"}
+    seconds, done = _run([sys.executable, "-m", "codegen", "--check"], root)
+    result["check"] = {"seconds": seconds, "exit": done.returncode, "stderr": done.stderr.strip()[-1000:]}
+    _, done = _run([sys.executable, "-c", RUN_OP, candidate.op, candidate.aclnn, str(candidate.low),
+                    str(candidate.high)], root)
+    if done.returncode:
+        return {**result, "status": f"failed: calling torch.{candidate.op}: {done.stderr[-2000:]}"}
+    result["call"] = json.loads(done.stdout.strip().splitlines()[-1])
+    if with_tests:
+        seconds, done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                              "tests/generated/test_generated_ops.py", "tests/device/test_device_matrix.py",
+                              "-k", candidate.op], root)
+        tail = done.stdout.strip().splitlines()[-1:] or [""]
+        result["tests"] = {"seconds": seconds, "exit": done.returncode, "summary": tail[0],
+                           "output": done.stdout[-3000:] if done.returncode else ""}
+
+    # A one-op policy change, on top: what does ninja rebuild?
+    change_policy(root)
+    _, done = _run([sys.executable, "-m", "codegen"], root)
+    codegen_output = done.stdout.strip()
+    seconds, done, built = _build(root)
+    result["one_op_change"] = {
+        "change": f"{CHANGED_FILE}: {CHANGED_OP} guard first-tensor -> explicit-arg (guard_arg: other)",
+        "codegen_output": codegen_output, "seconds": seconds, "rebuilt": built, "exit": done.returncode}
+    result["status"] = "ok"
+    return result
+
+
+def ninja_log_times(build_dir: str) -> dict[str, float]:
+    """Seconds of the last run of each edge in build_dir/.ninja_log (output -> seconds)."""
+    times: dict[str, float] = {}
+    try:
+        with open(os.path.join(build_dir, ".ninja_log"), encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("#"):
+                    continue
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) >= 4:
+                    times[fields[3]] = (int(fields[1]) - int(fields[0])) / 1000
+    except FileNotFoundError:
+        pass
+    return times
+
+
+def object_times(build_dir: str) -> dict:
+    """Per-object compile times (precompiled headers included) of the last build of each, from .ninja_log."""
+    times = {out: s for out, s in ninja_log_times(build_dir).items()
+             if out.endswith((".o", ".gch")) and os.path.exists(os.path.join(build_dir, out))}
+    if not times:
+        return {"status": "unavailable: no .ninja_log"}
+    ordered = sorted(times.values())
+    largest = sorted(times.items(), key=lambda item: -item[1])[:8]
+    return {
+        "objects": len(times),
+        "sum_seconds": round(sum(ordered), 1),
+        "median_seconds": round(ordered[len(ordered) // 2], 1),
+        "min_seconds": round(ordered[0], 1),
+        "max_seconds": round(ordered[-1], 1),
+        "largest": {out.split("CMakeFiles/")[-1]: round(s, 1) for out, s in largest},
+        "backend_sum_seconds": round(sum(s for o, s in times.items() if "flagos_backend.dir" in o), 1),
+        "simulator_sum_seconds": round(sum(s for o, s in times.items() if "flagos_sim" in o), 1),
+    }
+
+
+def clean_build(root: str) -> dict:
+    """A build from scratch of the tree at `root` (its build directory removed first), as
+    `pip install -e .` runs it: cmake configure, then ninja with both cores."""
+    import torch.utils
+
+    for path in (os.path.join(root, "build"), os.path.join(root, "torch_fl", "lib")):
+        shutil.rmtree(path, ignore_errors=True)
+    env = dict(os.environ, CCACHE_DISABLE="1")  # a cache hit is not a clean build
+    start = time.perf_counter()
+    done = subprocess.run(["cmake", "-S", ".", "-B", BUILD, "-G", "Ninja",
+                           f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+                           f"-DPython3_EXECUTABLE={sys.executable}"], cwd=root, capture_output=True, text=True,
+                          env=env)
+    configure = time.perf_counter() - start
+    if done.returncode:
+        return {"status": f"failed: cmake: {done.stderr[-2000:]}"}
+    done = subprocess.run(["ninja", "-C", BUILD, f"-j{os.cpu_count() or 2}"], cwd=root, capture_output=True,
+                          text=True, env=env)
+    total = time.perf_counter() - start
+    if done.returncode:
+        return {"status": f"failed: ninja: {done.stdout[-3000:]}"}
+    return {"status": "ok", "seconds": round(total, 1), "configure_seconds": round(configure, 1),
+            "jobs": os.cpu_count(), "per_object": object_times(os.path.join(root, BUILD))}
+
+
+# ---- where: an overlay of the repository, else a copy ----------------------
+
+def _unshare() -> list[str] | None:
+    if shutil.which("unshare") is None:
+        return None
+    return ["unshare", "--mount"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
+
+
+def overlay_problem(workdir: str) -> str | None:
+    """None when a private overlay mount works here, else why not."""
+    unshare = _unshare()
+    if unshare is None:
+        return "no `unshare` command"
+    probe = tempfile.mkdtemp(prefix="overlay_probe_", dir=workdir)
+    for sub in ("lower", "upper", "work"):
+        os.makedirs(os.path.join(probe, sub))
+    lower = os.path.join(probe, "lower")
+    script = (f"mount -t overlay overlay -o lowerdir={lower},upperdir={probe}/upper,workdir={probe}/work {lower}"
+              f" && touch {lower}/written")
+    done = subprocess.run(unshare + ["sh", "-c", script], capture_output=True, text=True)
+    ok = done.returncode == 0 and not os.path.exists(os.path.join(lower, "written")) and \
+        os.path.exists(os.path.join(probe, "upper", "written"))
+    shutil.rmtree(probe, ignore_errors=True)
+    return None if ok else f"no private overlay mount ({done.stderr.strip()[:200] or 'unexpected result'})"
+
+
+def _copy_tree(workdir: str) -> str:
+    """A copy of the sources (no build outputs, no git) for a build from scratch."""
+    root = os.path.join(workdir, "repo")
+    ignore = shutil.ignore_patterns(".git", "build", "__pycache__", "*.so", "results.json")
+    shutil.copytree(REPO, root, ignore=ignore, symlinks=True)
+    return root
+
+
+def run(workdir: str, with_tests: bool = False, clean: bool = False) -> dict:
+    """Adds the throwaway op in an overlay (or a copy) of the repository; returns the figures.
+    With `clean`, builds the overlaid repository from scratch instead."""
+    result_path = os.path.join(workdir, "new_op.json")
+    problem = overlay_problem(workdir)
+    if clean and problem is not None:
+        return {"status": f"unavailable: {problem}"}
+    if problem is None:
+        upper, work = os.path.join(workdir, "upper"), os.path.join(workdir, "work")
+        os.makedirs(upper)
+        os.makedirs(work)
+        inner = [sys.executable, "-m", "benchmarks.new_op", "--inside", REPO, "--out", result_path]
+        inner += ["--tests"] if with_tests else []
+        inner += ["--clean"] if clean else []
+        script = (f'mount -t overlay overlay -o "lowerdir={REPO},upperdir={upper},workdir={work}" "{REPO}" '
+                  f'&& cd "{REPO}" && exec "$@"')
+        done = subprocess.run(_unshare() + ["sh", "-c", script, "sh", *inner], capture_output=True, text=True)
+        where = "an overlay of the repository (private mount namespace): the build directory is reused"
+    else:
+        root = _copy_tree(workdir)
+        inner = [sys.executable, "-m", "benchmarks.new_op", "--inside", root, "--configure", "--out", result_path]
+        inner += ["--tests"] if with_tests else []
+        done = subprocess.run(inner, cwd=root, capture_output=True, text=True)
+        where = f"a copy of the repository built from scratch ({problem})"
+    if not os.path.exists(result_path):
+        return {"status": f"failed: exit {done.returncode}: {done.stderr[-3000:]}", "where": where}
+    with open(result_path, encoding="utf-8") as handle:
+        result = json.load(handle)
+    result["where"] = where
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.new_op", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tests", action="store_true", help="also run the tests that pick the op up")
+    parser.add_argument("--clean", action="store_true",
+                        help="instead: time a build from scratch of the overlaid repository (per-object times too)")
+    parser.add_argument("--json", help="write the result here too")
+    parser.add_argument("--inside", metavar="ROOT", help=argparse.SUPPRESS)
+    parser.add_argument("--configure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.inside:
+        result = clean_build(args.inside) if args.clean else inside(args.inside, args.configure, args.tests)
+        with open(args.out, "w", encoding="utf-8") as handle:
+            json.dump(result, handle, indent=2)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="flagos_new_op_", ignore_cleanup_errors=True) as workdir:
+        result = run(workdir, args.tests, args.clean)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    return 0 if result.get("status") == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

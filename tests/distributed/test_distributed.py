@@ -1,0 +1,93 @@
+"""torch.distributed on flagos with the "hccl" backend, on 2 and 4 processes
+(tests/distributed/worker.py): every collective against gloo on the CPU for
+several dtypes, with each rank's tensors on flagos:rank+1 while flagos:0 is
+current; a negative control with the guards off; a rank that fails; DDP
+(examples/ddp_train.py under torchrun) against single-process training."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch_fl")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def launch(tmp_path, scenarios: str, world: int, timeout: float = 240, pg_timeout: float = 60, env=None):
+    """Starts `world` ranks of worker.py like torchrun does; returns their exit codes and results."""
+    results = tmp_path / f"{scenarios.replace(',', '+')}-{world}"
+    results.mkdir()
+    base = dict(os.environ, WORLD_SIZE=str(world), STORE_FILE=str(results / "store"), RESULT_DIR=str(results),
+                FLAGOS_SIM_DEVICES=str(world + 1), TEST_PG_TIMEOUT=str(pg_timeout), HCCL_CONNECT_TIMEOUT="60",
+                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {}))
+    base.pop("HCCL_EXEC_TIMEOUT", None)
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), scenarios], cwd=ROOT,
+                              env=dict(base, RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for rank in range(world)]
+    outputs = []
+    try:
+        for proc in procs:
+            outputs.append(proc.communicate(timeout=timeout)[0])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    found = {}
+    for rank in range(world):
+        path = results / f"{rank}.json"
+        found[rank] = json.loads(path.read_text()) if path.exists() else None
+    return [p.returncode for p in procs], found, outputs
+
+
+def assert_all_ok(codes, found, outputs, scenario):
+    for rank, code in enumerate(codes):
+        result = (found[rank] or {}).get(scenario) or {}
+        detail = result.get("error") or outputs[rank][-3000:]
+        assert code == 0 and result.get("ok"), f"rank {rank} (exit {code}), {scenario}:\n{detail}"
+
+
+@pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
+def job(request, tmp_path_factory):
+    """One job per world size runs the collectives, then the negative control."""
+    return launch(tmp_path_factory.mktemp("hccl"), "collectives,negative_control", request.param)
+
+
+def test_every_collective_matches_gloo_on_a_non_current_device(job):
+    codes, found, outputs = job
+    assert_all_ok(codes, found, outputs, "collectives")
+    for rank in found:  # rank r's collectives all ran on its own device r+1, none on the current device 0
+        launches = json.loads(found[rank]["collectives"]["log"][-1].removeprefix("launches "))
+        assert launches["0"] == 0 and launches[str(rank + 1)] > 0, launches
+
+
+def test_negative_control_guards_off_is_rejected(job):
+    codes, found, outputs = job
+    assert_all_ok(codes, found, outputs, "negative_control")
+    log = found[0]["negative_control"]["log"]
+    assert "HcclAllReduce returned HCCL_E_PARA" in log[0] and "lives on device 1 but the communicator" in log[0], log
+    assert "all tensors of a collective must be on one device" in log[1], log
+
+
+def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path):
+    codes, found, outputs = launch(tmp_path, "rank_fails", 2, pg_timeout=5, timeout=120)
+    assert codes[1] != 0 and "rank 1 fails on purpose" in found[1]["rank_fails"]["error"]
+    assert codes[0] == 0 and found[0]["rank_fails"]["ok"], found[0] or outputs[0][-3000:]
+    message = found[0]["rank_fails"]["log"][0]
+    assert "HCCL_E_TIMEOUT" in message and "HCCL_EXEC_TIMEOUT" in message, message
+
+
+def test_ddp_example_under_torchrun_matches_single_process_training(tmp_path):
+    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
+    env = dict(os.environ, FLAGOS_SIM_DEVICES="4", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run([torchrun, "--standalone", "--nproc-per-node", "4",
+                          os.path.join(ROOT, "examples", "ddp_train.py"), "--steps", "5"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
+    assert "matches single-process training" in run.stdout, run.stdout

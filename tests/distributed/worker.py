@@ -1,0 +1,218 @@
+"""One rank of a tests/distributed job, started by test_distributed.py the
+way torchrun starts ranks (RANK, WORLD_SIZE and a FileStore path in the
+environment): `python worker.py scenario[,scenario...]`. Rank r works on
+flagos:r+1 while flagos:0 stays current, so no collective can pass by
+running on the ambient device. Writes {scenario: {"ok", "log", "error"}} to
+RESULT_DIR/<rank>.json; a failure also shows in the exit status."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import time
+import traceback
+
+import torch
+import torch.distributed as dist
+
+import torch_fl
+
+RANK = int(os.environ["RANK"])
+WORLD = int(os.environ["WORLD_SIZE"])
+DEVICE = torch.device("flagos", RANK + 1)
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64]
+
+
+def values(dtype, n=6, rank=RANK, small=False):
+    """A rank-dependent CPU tensor: exact in every dtype (small values for products)."""
+    base = torch.arange(n, dtype=torch.float64)
+    t = (base % 3 + 1 + rank % 2) if small else (base * (rank + 1) - 2 * rank)
+    return t.to(dtype)
+
+
+def check(name, got, expected):
+    assert got.device == DEVICE, f"{name}: result on {got.device}, expected {DEVICE}"
+    assert torch.flagos.current_device() == 0, f"{name}: the current device changed to {torch.flagos.current_device()}"
+    torch.testing.assert_close(got.cpu(), expected, msg=lambda m: f"{name} (rank {RANK}): {m}")
+
+
+def scenario_collectives(log):
+    ops = {"sum": dist.ReduceOp.SUM, "avg": dist.ReduceOp.AVG, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN,
+           "product": dist.ReduceOp.PRODUCT}
+    for dtype in DTYPES:
+        floating = dtype.is_floating_point
+        gloo_ok = dtype not in (torch.float16, torch.bfloat16)  # computed in float64 below otherwise
+        for name, op in ops.items():
+            if name == "avg" and not floating:
+                continue
+            small = name == "product"
+            x = values(dtype, small=small)
+            if gloo_ok and name != "avg":
+                ref = x.clone()
+                dist.all_reduce(ref, op=op)
+            else:  # gloo has no AVG and no half types: reduce every rank's values in float64
+                stack = torch.stack([values(dtype, rank=r, small=small).double() for r in range(WORLD)])
+                ref = {"sum": stack.sum(0), "avg": stack.mean(0), "max": stack.amax(0), "min": stack.amin(0),
+                       "product": stack.prod(0)}[name].to(dtype)
+            dev = x.to(DEVICE)
+            dist.all_reduce(dev, op=op)
+            check(f"all_reduce {name} {dtype}", dev, ref)
+
+        # broadcast from the last rank
+        x = values(dtype)
+        ref = x.clone()
+        dist.broadcast(ref, src=WORLD - 1)
+        dev = x.to(DEVICE)
+        dist.broadcast(dev, src=WORLD - 1)
+        check(f"broadcast {dtype}", dev, ref)
+
+        # all_gather: list and tensor forms
+        refs = [torch.empty(6, dtype=dtype) for _ in range(WORLD)]
+        dist.all_gather(refs, values(dtype))
+        outs = [torch.empty(6, dtype=dtype, device=DEVICE) for _ in range(WORLD)]
+        dist.all_gather(outs, values(dtype).to(DEVICE))
+        for r in range(WORLD):
+            check(f"all_gather[{r}] {dtype}", outs[r], refs[r])
+        out = torch.empty(WORLD * 6, dtype=dtype, device=DEVICE)
+        dist.all_gather_into_tensor(out, values(dtype).to(DEVICE))
+        check(f"all_gather_into_tensor {dtype}", out, torch.cat(refs))
+
+        # reduce_scatter: list and tensor forms (sum), against the summed inputs
+        inputs = [values(dtype, rank=RANK * WORLD + r) for r in range(WORLD)]
+        expected = sum(values(dtype, rank=s * WORLD + RANK).double() for s in range(WORLD)).to(dtype)
+        out = torch.empty(6, dtype=dtype, device=DEVICE)
+        dist.reduce_scatter(out, [t.to(DEVICE) for t in inputs])
+        check(f"reduce_scatter {dtype}", out, expected)
+        out = torch.empty(6, dtype=dtype, device=DEVICE)
+        dist.reduce_scatter_tensor(out, torch.cat(inputs).to(DEVICE))
+        check(f"reduce_scatter_tensor {dtype}", out, expected)
+
+        # all_to_all: single-tensor and list forms, against gloo
+        x = torch.arange(WORLD * 3, dtype=torch.float64).mul(RANK + 1).to(dtype)
+        ref = torch.empty_like(x)
+        dist.all_to_all_single(ref, x)
+        out = torch.empty(WORLD * 3, dtype=dtype, device=DEVICE)
+        dist.all_to_all_single(out, x.to(DEVICE))
+        check(f"all_to_all_single {dtype}", out, ref)
+        outs = [torch.empty(3, dtype=dtype, device=DEVICE) for _ in range(WORLD)]
+        dist.all_to_all(outs, [t.to(DEVICE) for t in x.chunk(WORLD)])
+        check(f"all_to_all {dtype}", torch.cat(outs), ref)
+
+        # send/recv around a ring
+        to, frm = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+        got = torch.empty(6, dtype=dtype, device=DEVICE)
+        if RANK % 2 == 0:
+            dist.send(values(dtype).to(DEVICE), to)
+            dist.recv(got, frm)
+        else:
+            dist.recv(got, frm)
+            dist.send(values(dtype).to(DEVICE), to)
+        check(f"send/recv {dtype}", got, values(dtype, rank=frm))
+        log.append(f"{dtype}: ok")
+
+    # a message larger than the store's 8 MiB limit on one message (it goes in chunks)
+    big = torch.full((5 << 19,), float(RANK + 1))  # 10 MiB of float32
+    dev = big.to(DEVICE)
+    dist.all_reduce(dev)
+    check("all_reduce of 10 MiB", dev, torch.full_like(big, WORLD * (WORLD + 1) / 2))
+    src = torch.arange(5 << 19, dtype=torch.float32) + RANK
+    got = torch.empty_like(src, device=DEVICE)
+    if RANK == 0:
+        dist.send(src.to(DEVICE), 1)
+    elif RANK == 1:
+        dist.recv(got, 0)
+        check("recv of 10 MiB", got, src - 1)
+
+    # async_op: the Work completes on the launch device's stream; its future holds the result
+    x = values(torch.float32).to(DEVICE)
+    work = dist.all_reduce(x, async_op=True)
+    assert work.wait()
+    assert work.is_completed()
+    fut = dist.all_reduce(x, async_op=True).get_future()
+    result = fut.wait()[0]
+    expected = sum(values(torch.float32, rank=r) for r in range(WORLD)) * WORLD
+    check("async all_reduce", result, expected)
+    dist.barrier()  # on gloo: the group has a CPU backend
+    dist.barrier(device_ids=[RANK + 1])  # on hccl
+
+    # every collective ran on the rank's own device, none on the current device 0
+    stats = torch_fl.sim.stats()
+    assert stats["launches"][0] == 0, f"launches on the current device 0: {stats['launches']}"
+    for api in ("HcclAllReduce", "HcclBroadcast", "HcclAllGather", "HcclReduceScatter", "HcclAlltoAll", "HcclSend",
+                "HcclRecv", "HcclBarrier"):
+        assert stats["op_launches"].get(api, 0) > 0, (api, stats["op_launches"])
+    assert stats["rejected_launches"] == 0, stats
+    log.append("launches " + json.dumps(stats["launches"]))
+
+
+def scenario_negative_control(log):
+    """Guards on: all_reduce on flagos:r+1 works. Guards off: it launches on the
+    ambient device 0 and HCCL rejects it; nothing hangs."""
+    x = values(torch.float32).to(DEVICE)
+    dist.all_reduce(x)
+    y = values(torch.float32).to(DEVICE)
+    torch_fl._C._set_guards_enabled(False)
+    try:
+        dist.all_reduce(y)
+    except dist.DistBackendError as error:
+        log.append(str(error).splitlines()[0])
+        assert "HcclAllReduce returned HCCL_E_PARA" in str(error), str(error)
+        assert f"lives on device {RANK + 1} but the communicator" in str(error), str(error)
+    else:
+        raise AssertionError("with guards off, all_reduce on a non-current device passed")
+    finally:
+        torch_fl._C._set_guards_enabled(True)
+    # tensors that span devices are an error naming the op and the devices
+    try:
+        dist.all_gather_into_tensor(torch.empty(WORLD * 6, device="flagos:0"), values(torch.float32).to(DEVICE))
+    except RuntimeError as error:
+        assert "allgather_into_tensor" in str(error) and f"flagos:{RANK + 1}" in str(error) and "flagos:0" in str(error), str(error)
+        log.append(str(error).splitlines()[0])
+    else:
+        raise AssertionError("all_gather over two devices passed")
+    dist.barrier()
+
+
+def scenario_rank_fails(log):
+    """Rank 1 raises after the first collective; the others' next one must fail
+    within the group's timeout instead of hanging."""
+    x = values(torch.float32).to(DEVICE)
+    dist.all_reduce(x)
+    if RANK == 1:
+        raise RuntimeError("rank 1 fails on purpose")
+    start = time.monotonic()
+    try:
+        dist.all_reduce(x)
+    except dist.DistBackendError as error:
+        log.append(f"failed after {time.monotonic() - start:.1f} s: {str(error).splitlines()[0]}")
+        assert "HcclAllReduce returned HCCL_E_" in str(error), str(error)
+    else:
+        raise AssertionError("all_reduce passed although rank 1 is gone")
+
+
+def main():
+    scenarios = sys.argv[1].split(",")
+    timeout = datetime.timedelta(seconds=float(os.environ.get("TEST_PG_TIMEOUT", "60")))
+    torch.flagos.set_device(0)
+    dist.init_process_group("cpu:gloo,flagos:hccl", init_method=f"file://{os.environ['STORE_FILE']}", rank=RANK,
+                            world_size=WORLD, timeout=timeout)
+    results = {}
+    try:
+        for scenario in scenarios:  # in order; the first failure ends the job
+            results[scenario] = {"ok": False, "log": []}
+            try:
+                globals()[f"scenario_{scenario}"](results[scenario]["log"])
+                results[scenario]["ok"] = True
+            except BaseException:
+                results[scenario]["error"] = traceback.format_exc()
+                raise
+    finally:
+        with open(os.path.join(os.environ["RESULT_DIR"], f"{RANK}.json"), "w") as handle:
+            json.dump(results, handle)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""docs/codegen.md "Adding an op", end to end: a throwaway unary op gets its
+ACLNN prototype (CANN's own), its registry entry and its simulator operator;
+`python -m codegen` regenerates, ninja rebuilds incrementally, `--check`
+passes, the op runs on flagos:1 without the CPU fallback, and the tests that
+read the registry (tests/generated, the device matrix) pick it up and pass.
+
+It runs in an overlay of the repository (benchmarks/new_op.py): the build
+directory's objects are reused, nothing of the repository is modified. It
+also checks what the incremental build promises: a new operator recompiles
+one backend object (the shard that launches it) and one simulator object
+(the file that defines it), a one-op policy change one backend object.
+
+The timings are in `python -m benchmarks`, not asserted here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from benchmarks import new_op  # noqa: E402
+
+missing = [tool for tool in ("cmake", "ninja", "c++") if shutil.which(tool) is None]
+pytestmark = [
+    pytest.mark.skipif(bool(missing), reason=f"no build toolchain: {', '.join(missing)} not found"),
+    pytest.mark.skipif(not os.path.exists(os.path.join(REPO, "build", "cmake", "build.ninja")),
+                       reason="no configured build in build/cmake (pip install --no-build-isolation -e . makes one)"),
+]
+
+
+@pytest.fixture(scope="module")
+def added(tmp_path_factory):
+    return new_op.run(str(tmp_path_factory.mktemp("new_op")), with_tests=True)
+
+
+def test_the_op_is_generated_built_and_checked(added):
+    assert added["status"] == "ok", added["status"]
+    op = added["op"]
+    assert added["codegen"]["exit"] == 0
+    assert f"aclnn/{op['aclnn']}.h" in added["codegen"]["output"]
+    assert added["rebuild"]["exit"] == 0
+    assert added["check"]["exit"] == 0, added["check"]["stderr"]
+
+
+def test_a_new_operator_recompiles_one_backend_and_one_simulator_object(added):
+    assert added["status"] == "ok", added["status"]
+    if "overlay" not in added["where"]:
+        pytest.skip(f"built from scratch: {added['where']}")
+    planned = added["rebuild"]["rebuilt"]
+    assert len(planned["backend"]) == 1 and planned["backend"][0].endswith(".cpp.o"), planned
+    assert [os.path.basename(o) for o in planned["simulator"]] == ["ops_unary.cc.o"], planned
+    assert planned["other"] == [], planned
+
+
+def test_the_op_runs_on_its_device(added):
+    assert added["status"] == "ok", added["status"]
+    call, op = added["call"], added["op"]
+    assert call["device"] == "flagos:1"
+    assert call["matches_cpu"]
+    assert call["launches"] >= 1, call
+    assert not any(name.startswith(op["op"]) for name in call["fallback_ops"]), call["fallback_ops"]
+
+
+def test_the_registry_tests_pick_it_up(added):
+    assert added["status"] == "ok", added["status"]
+    tests = added["tests"]
+    assert tests["exit"] == 0, tests["output"]
+    assert "passed" in tests["summary"] and "failed" not in tests["summary"], tests["summary"]
+
+
+def test_a_one_op_change_recompiles_one_object(added):
+    assert added["status"] == "ok", added["status"]
+    if "overlay" not in added["where"]:
+        pytest.skip(f"built from scratch: {added['where']}")
+    planned = added["one_op_change"]["rebuilt"]
+    assert added["one_op_change"]["exit"] == 0
+    assert len(planned["backend"]) == 1 and planned["simulator"] == [] and planned["other"] == [], planned
+
+
+def test_the_repository_is_untouched(added):
+    """The overlay took every write: the repository's registry does not have the op."""
+    assert added["status"] == "ok", added["status"]
+    with open(os.path.join(REPO, "yaml", "aclnn.yaml"), encoding="utf-8") as handle:
+        assert f"{added['op']['aclnn']}:" not in handle.read()
+    assert not os.path.exists(os.path.join(REPO, "csrc", "generated", "aclnn", f"{added['op']['aclnn']}.h"))
