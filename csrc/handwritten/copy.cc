@@ -257,7 +257,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
         // A conversion aclnnInplaceCopy does not take (float32 -> ComplexHalf):
         // convert on the CPU; both transfers are same-dtype copies.
         note_dtype_fallback("aten::_copy_from", &error);
-        copy_host_to_device(self.to(at::kCPU), dst);
+        copy_host_to_device(self.to(at::kCPU), dst, /*non_blocking=*/false);
       }
     } else {
       copy_between_devices(self, dst);
