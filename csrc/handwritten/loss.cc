@@ -41,14 +41,18 @@ std::vector<int64_t> loss_sizes(const at::Tensor& self, const at::Tensor& target
   return {sizes.begin(), sizes.end()};
 }
 
-void launch_mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
-  const LaunchDevice device = launch_device_of(self, target);
+// An operand as CANN takes it: on the launch device (a CPU 0-dim tensor is
+// copied there) and in the launch's one dtype.
+at::Tensor operand(const at::Tensor& t, const LaunchDevice& device, at::ScalarType dtype) {
+  const at::Tensor placed = on_launch_device(t, device);
+  return placed.scalar_type() == dtype ? placed : placed.to(dtype);
+}
+
+void launch_mse_loss(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                     at::Tensor& out) {
   const at::ScalarType dtype = out.scalar_type();
-  auto prepared = [&](const at::Tensor& t) {
-    const at::Tensor placed = on_launch_device(t, device);
-    return placed.scalar_type() == dtype ? placed : placed.to(dtype);
-  };
-  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLoss, prepared(self), prepared(target), reduction, out);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLoss, operand(self, device, dtype), operand(target, device, dtype), reduction,
+                        out);
 }
 
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
@@ -57,7 +61,7 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
   const LaunchDevice device = launch_device_of(self, target);
   at::Tensor out = empty_on(device, loss_sizes(self, target, reduction),
                             at::promote_types(self.scalar_type(), target.scalar_type()));
-  launch_mse_loss(self, target, reduction, out);
+  launch_mse_loss(device, self, target, reduction, out);
   return out;
 }
 
@@ -66,20 +70,15 @@ at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64
   check_reduction(reduction);
   hw::check_out_dtype(out, at::promote_types(self.scalar_type(), target.scalar_type()));
   at::native::resize_output(out, loss_sizes(self, target, reduction));
-  launch_mse_loss(self, target, reduction, out);
+  launch_mse_loss(launch_device_of(self, target), self, target, reduction, out);
   return out;
 }
 
-void launch_mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                              int64_t reduction, at::Tensor& grad_input) {
-  const LaunchDevice device = launch_device_of(self, target, grad_output);
+void launch_mse_loss_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                              const at::Tensor& target, int64_t reduction, at::Tensor& grad_input) {
   const at::ScalarType dtype = grad_input.scalar_type();
-  auto prepared = [&](const at::Tensor& t) {
-    const at::Tensor placed = on_launch_device(t, device);
-    return placed.scalar_type() == dtype ? placed : placed.to(dtype);
-  };
-  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLossBackward, prepared(grad_output), prepared(self), prepared(target),
-                        reduction, grad_input);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLossBackward, operand(grad_output, device, dtype), operand(self, device, dtype),
+                        operand(target, device, dtype), reduction, grad_input);
 }
 
 std::vector<int64_t> grad_sizes(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target) {
@@ -98,7 +97,7 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   const LaunchDevice device = launch_device_of(self, target, grad_output);
   at::Tensor grad_input = empty_on(device, grad_sizes(grad_output, self, target),
                                    grad_dtype(grad_output, self, target));
-  launch_mse_loss_backward(grad_output, self, target, reduction, grad_input);
+  launch_mse_loss_backward(device, grad_output, self, target, reduction, grad_input);
   return grad_input;
 }
 
@@ -109,7 +108,8 @@ at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
   check_reduction(reduction);
   hw::check_out_dtype(grad_input, grad_dtype(grad_output, self, target));
   at::native::resize_output(grad_input, grad_sizes(grad_output, self, target));
-  launch_mse_loss_backward(grad_output, self, target, reduction, grad_input);
+  launch_mse_loss_backward(launch_device_of(self, target, grad_output), grad_output, self, target, reduction,
+                           grad_input);
   return grad_input;
 }
 

@@ -86,7 +86,10 @@ def block_reuse() -> bool:
     x.record_stream(side)
     del x
     z = torch.empty(N, device="flagos").fill_(7)  # the same size, on the default stream
-    torch.flagos.synchronize()
+    # The default stream first: on lazy streams a reused block is then filled before
+    # the side stream reads it (a device-wide synchronize drains in no fixed order).
+    torch.flagos.current_stream().synchronize()
+    side.synchronize()
     return bool((y.cpu() == 3).all()) and bool((z.cpu() == 7).all())
 
 

@@ -22,17 +22,8 @@ namespace {
 
 bool broadcastOf(const aclTensor* out, const aclTensor* a, const aclTensor* b) {
   if (out == nullptr || a == nullptr || b == nullptr) return true;  // op.arg reports a nullptr
-  const std::vector<int64_t>& x = a->viewDims.size() >= b->viewDims.size() ? a->viewDims : b->viewDims;
-  const std::vector<int64_t>& y = a->viewDims.size() >= b->viewDims.size() ? b->viewDims : a->viewDims;
-  std::vector<int64_t> shape = x;
-  const size_t lead = x.size() - y.size();
-  for (size_t i = 0; i < y.size(); ++i) {
-    int64_t& s = shape[lead + i];
-    if (y[i] == s || y[i] == 1) continue;
-    if (s != 1) return false;
-    s = y[i];
-  }
-  return shape == out->viewDims;
+  const std::optional<std::vector<int64_t>> shape = broadcastDims({a, b});
+  return shape.has_value() && *shape == out->viewDims;
 }
 
 template <typename Fn>

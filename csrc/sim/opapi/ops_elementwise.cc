@@ -116,20 +116,8 @@ inline constexpr DTypes kBits = kIntegral | kBool;
 // (true when a required pointer is null: op.arg reports that).
 bool broadcastShape(const aclTensor* out, std::initializer_list<const aclTensor*> inputs) {
   if (out == nullptr) return true;
-  std::vector<int64_t> shape;
-  for (const aclTensor* t : inputs) {
-    if (t == nullptr) continue;
-    const std::vector<int64_t>& dims = t->viewDims;
-    if (dims.size() > shape.size()) shape.insert(shape.begin(), dims.size() - shape.size(), 1);
-    const size_t lead = shape.size() - dims.size();
-    for (size_t i = 0; i < dims.size(); ++i) {
-      int64_t& s = shape[lead + i];
-      if (dims[i] == s || dims[i] == 1) continue;
-      if (s != 1) return false;
-      s = dims[i];
-    }
-  }
-  return shape == out->viewDims;
+  const std::optional<std::vector<int64_t>> shape = broadcastDims(inputs);
+  return shape.has_value() && *shape == out->viewDims;
 }
 
 constexpr const char* kShapeError = "argument 'out' must have the broadcast shape of the inputs";

@@ -21,23 +21,13 @@ namespace {
 constexpr DTypes kLossTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 constexpr int64_t kMaxRank = 8;
 
-// The broadcast shape of `tensors`, or nullopt when they do not broadcast (or exceed 8 dims).
-std::optional<std::vector<int64_t>> broadcastOf(std::initializer_list<const aclTensor*> tensors) {
-  std::vector<int64_t> shape;
+// The broadcast shape of `tensors`, or nullopt when they do not broadcast or
+// one has more than 8 dimensions (CANN's limit for these operators).
+std::optional<std::vector<int64_t>> lossShape(std::initializer_list<const aclTensor*> tensors) {
   for (const aclTensor* t : tensors) {
-    if (t == nullptr) return shape;
-    const std::vector<int64_t>& dims = t->viewDims;
-    if (static_cast<int64_t>(dims.size()) > kMaxRank) return std::nullopt;
-    if (dims.size() > shape.size()) shape.insert(shape.begin(), dims.size() - shape.size(), 1);
-    const size_t lead = shape.size() - dims.size();
-    for (size_t i = 0; i < dims.size(); ++i) {
-      int64_t& s = shape[lead + i];
-      if (dims[i] == s || dims[i] == 1) continue;
-      if (s != 1) return std::nullopt;
-      s = dims[i];
-    }
+    if (t != nullptr && static_cast<int64_t>(t->viewDims.size()) > kMaxRank) return std::nullopt;
   }
-  return shape;
+  return broadcastDims(tensors);
 }
 
 }  // namespace
@@ -47,7 +37,7 @@ aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor* self, const aclTensor*
   Op op("aclnnMseLoss", workspaceSize, executor);
   op.arg("self", self, kLossTypes).arg("target", target, kLossTypes).arg("out", out, kLossTypes);
   op.require(reduction >= 0 && reduction <= 2, "reduction must be 0 (none), 1 (mean) or 2 (sum)");
-  const std::optional<std::vector<int64_t>> shape = broadcastOf({self, target});
+  const std::optional<std::vector<int64_t>> shape = lossShape({self, target});
   op.require(shape.has_value(), "self and target must broadcast, with at most 8 dimensions");
   if (shape.has_value() && out != nullptr) {
     op.require(reduction == 0 ? out->viewDims == *shape : out->viewDims.empty(),
@@ -72,7 +62,7 @@ aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor* gradOutput, co
   op.require(gradOutput == nullptr || self == nullptr || target == nullptr ||
                  (gradOutput->dtype == self->dtype && target->dtype == self->dtype),
              "gradOutput and target must have self's dtype");
-  const std::optional<std::vector<int64_t>> shape = broadcastOf({gradOutput, self, target});
+  const std::optional<std::vector<int64_t>> shape = lossShape({gradOutput, self, target});
   op.require(shape.has_value(), "gradOutput, self and target must broadcast, with at most 8 dimensions");
   if (shape.has_value() && out != nullptr) {
     op.require(out->viewDims == *shape, "argument 'out' must have the broadcast shape of gradOutput, self and target");

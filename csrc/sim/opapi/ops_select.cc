@@ -29,20 +29,11 @@ namespace {
 // pointer is null: op.arg reports that).
 bool broadcastShape(const aclTensor* out, std::initializer_list<const aclTensor*> inputs) {
   if (out == nullptr) return true;
-  std::vector<int64_t> shape;
   for (const aclTensor* t : inputs) {
     if (t == nullptr) return true;
-    const std::vector<int64_t>& dims = t->viewDims;
-    if (dims.size() > shape.size()) shape.insert(shape.begin(), dims.size() - shape.size(), 1);
-    const size_t lead = shape.size() - dims.size();
-    for (size_t i = 0; i < dims.size(); ++i) {
-      int64_t& s = shape[lead + i];
-      if (dims[i] == s || dims[i] == 1) continue;
-      if (s != 1) return false;
-      s = dims[i];
-    }
   }
-  return shape == out->viewDims;
+  const std::optional<std::vector<int64_t>> shape = broadcastDims(inputs);
+  return shape.has_value() && *shape == out->viewDims;
 }
 
 bool sameShape(const aclTensor* a, const aclTensor* b) { return a == nullptr || b == nullptr || a->viewDims == b->viewDims; }

@@ -309,4 +309,21 @@ aclnnStatus Op::build(KernelFn kernel) {
   return ACLNN_SUCCESS;
 }
 
+std::optional<std::vector<int64_t>> broadcastDims(std::initializer_list<const aclTensor*> tensors) {
+  std::vector<int64_t> shape;
+  for (const aclTensor* t : tensors) {
+    if (t == nullptr) continue;
+    const std::vector<int64_t>& dims = t->viewDims;
+    if (dims.size() > shape.size()) shape.insert(shape.begin(), dims.size() - shape.size(), 1);
+    const size_t lead = shape.size() - dims.size();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      int64_t& s = shape[lead + i];
+      if (dims[i] == s || dims[i] == 1) continue;
+      if (s != 1) return std::nullopt;
+      s = dims[i];
+    }
+  }
+  return shape;
+}
+
 }  // namespace fsim::op

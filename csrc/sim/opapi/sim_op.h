@@ -119,6 +119,9 @@ std::vector<at::Scalar> scalarsOf(const aclScalarList* list);
 std::vector<int64_t> intsOf(const aclIntArray* array);
 std::vector<double> floatsOf(const aclFloatArray* array);
 std::vector<bool> boolsOf(const aclBoolArray* array);
+// The broadcast of the view shapes of the non-null `tensors` (NumPy rules),
+// or nullopt when they do not broadcast. Callers decide what a null means.
+std::optional<std::vector<int64_t>> broadcastDims(std::initializer_list<const aclTensor*> tensors);
 
 // The tensors of a launch, by argument name.
 class Views {
