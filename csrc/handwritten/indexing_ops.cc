@@ -13,6 +13,7 @@
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -279,7 +280,11 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   std::vector<int64_t> wrapped;
   for (const int64_t dim : dims) {
-    wrapped.push_back(c10::maybe_wrap_dim(dim, self.dim()));
+    const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+    // As ATen's flip (and CANN's aclnnFlip at phase 1): no dim twice.
+    TORCH_CHECK(std::find(wrapped.begin(), wrapped.end(), d) == wrapped.end(), "flip: dim ", d,
+                " appears multiple times in the list of dims");
+    wrapped.push_back(d);
   }
   const LaunchDevice device = launch_device_of(self);
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());

@@ -240,7 +240,22 @@ aclnnStatus aclnnFlipGetWorkspaceSize(const aclTensor* self, const aclIntArray* 
   Op op("aclnnFlip", workspaceSize, executor);
   op.arg("self", self).arg("dims", dims).arg("out", out);
   op.require(same_dtype(self, out), "out must have the dtype of self");
-  return op.build([dims = intsOf(dims)](Views& v) { v["out"].copy_(at::flip(v["self"], dims)); });
+  // CANN checks the dims at phase 1: each in [-rank, rank - 1] (a 0-d self
+  // counts as rank 1), none named twice.
+  const std::vector<int64_t> flipDims = intsOf(dims);
+  if (self) {
+    const int64_t rank = std::max<int64_t>(static_cast<int64_t>(self->viewDims.size()), 1);
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (int64_t d : flipDims) {
+      const bool inRange = d >= -rank && d < rank;
+      op.require(inRange, "Dimension out of range in dims");
+      if (!inRange) break;
+      const int64_t wrapped = d < 0 ? d + rank : d;
+      op.require(!seen[static_cast<size_t>(wrapped)], "a dim appears multiple times in the list of dims");
+      seen[static_cast<size_t>(wrapped)] = true;
+    }
+  }
+  return op.build([dims = flipDims](Views& v) { v["out"].copy_(at::flip(v["self"], dims)); });
 }
 FSIM_PHASE2(aclnnFlip)
 
