@@ -126,3 +126,78 @@ def test_more_dims_than_canns_limit_run_on_the_cpu():
     torch_fl._C._reset_fallback_counts()
     torch.empty((1,) * 7 + (3,), device=DEV).uniform_(2.0, 3.0)
     assert _counts() == {}
+
+
+def test_argument_errors_are_phase_one_errors_at_the_call():
+    """CANN's aclnnFlip checks its dims at phase 1: a bad dims list fails at the call,
+    synchronously, and leaves nothing failing on the stream for a later synchronize."""
+    for dtype in (torch.float32, torch.bfloat16, torch.complex128, torch.bool):
+        x = torch.ones(2, 3, dtype=dtype, device=DEV)
+        with pytest.raises(RuntimeError, match="multiple times"):
+            x.flip(0, 1, 1)
+        with pytest.raises((RuntimeError, IndexError), match="out of range"):
+            x.flip(2)
+        torch.flagos.synchronize(DEV)  # nothing was queued that fails
+        assert torch.equal(x.flip(0, 1).cpu(), torch.ones(2, 3, dtype=dtype))
+
+
+def test_a_run_time_failure_is_an_error_never_a_fallback():
+    """Negative control: only a phase-1 rejection falls back. An int8 gather whose index
+    is out of bounds passes phase 1 and fails in the kernel: the error surfaces at the
+    synchronize, and nothing ran on the CPU in its place."""
+    x = torch.arange(4, dtype=torch.int8, device=DEV)
+    index = torch.tensor([7], device=DEV)
+    with pytest.raises(RuntimeError, match="ACL_ERROR_RT_AICORE_EXCEPTION|out of|index"):
+        torch.gather(x, 0, index)
+        torch.flagos.synchronize(DEV)
+    assert _counts() == {}
+
+
+@pytest.mark.parametrize("case", ["batch_norm", "max_pool2d"])
+def test_handwritten_kernels_take_the_dtype_fallback(case):
+    """aclnnBatchNorm and aclnnMaxPool2dWithIndices take no float64: that call runs on
+    the CPU (counted); float32 stays on the device (negative control)."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, 4, dtype=torch.float64)
+
+    def run(t):
+        if case == "batch_norm":
+            return torch.nn.functional.batch_norm(t, None, None, training=True)
+        return torch.nn.functional.max_pool2d(t, 2)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = run(x.to(DEV))
+    assert out.device == torch.device(DEV) and out.dtype == torch.float64
+    assert torch.allclose(out.cpu(), run(x))
+    assert any(key.endswith("[Double]") for key in _counts()), _counts()
+    torch_fl._C._reset_fallback_counts()
+    out32 = run(x.float().to(DEV))
+    assert torch.allclose(out32.cpu(), run(x.float()), atol=1e-5)
+    assert _counts() == {}
+
+
+def test_every_kernel_registration_has_the_dtype_fallback():
+    """One mechanism for every kernel: each aten kernel registered for PrivateUse1, generated
+    or handwritten, goes through flagos::with_dtype_fallback (a kernel added without it would
+    strand users on a dtype its operator does not take). The copies convert on the CPU
+    themselves (note_dtype_fallback) and are the listed exception."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "csrc"
+    handles_itself = {"_copy_from", "_copy_from_and_resize", "conj_physical.out"}
+    files = sorted((root / "handwritten").glob("*.cc")) + sorted((root / "generated").glob("kernels_*.cpp"))
+    seen, missing = 0, []
+    for path in files:
+        text = path.read_text()
+        for block in re.finditer(r"TORCH_LIBRARY_IMPL\(aten,\s*PrivateUse1,\s*m\)\s*\{(.*?)\n\}", text, re.S):
+            for call in re.finditer(r'm\.impl\("([^"]+)",\s*([^;]*)\);', block.group(1)):
+                seen += 1
+                op, target = call.groups()
+                if op in handles_itself:
+                    continue
+                if not re.match(rf'flagos::with_dtype_fallback<"{re.escape(op)}",', target):
+                    missing.append(f"{path.name}: {op}")
+    assert seen > 300, seen  # the scan found the registrations
+    assert missing == [], missing
