@@ -5,9 +5,10 @@
            [--jobs N] [--device cpu|flagos|both] [--out DIR] [--json PATH]
 
 DIR holds PyTorch's test files (test_view_ops.py, test_shape_ops.py,
-test_indexing.py, test_unary_ufuncs.py); by default tests/pytorch/upstream,
-the unmodified copies kept in the project (upstream/SOURCES.txt says where
-they come from; docs/pytorch-tests.md how to run them).
+test_indexing.py, test_unary_ufuncs.py), the test/ folder of a PyTorch
+checkout at the tag of the installed torch; by default the folder named by
+the environment variable FLAGOS_PYTORCH_TESTS. The project does not ship
+them (docs/pytorch-tests.md says how to get them and how to run).
 
 Each file runs under pytest in a subprocess per device:
 - cpu: PYTORCH_TESTING_DEVICE_ONLY_FOR=cpu, torch_fl not imported;
@@ -46,6 +47,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DEFAULT_FILES = ("test_view_ops.py", "test_shape_ops.py", "test_indexing.py", "test_unary_ufuncs.py")
 DEVICE_ONLY_FOR = {"cpu": "cpu", "flagos": "privateuse1"}
+ENV_FOLDER = "FLAGOS_PYTORCH_TESTS"
+
+
+def default_folder() -> Path | None:
+    """The folder of PyTorch's test files named by $FLAGOS_PYTORCH_TESTS, if set."""
+    value = os.environ.get(ENV_FOLDER, "").strip()
+    return Path(value).expanduser().resolve() if value else None
 
 
 def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, log,
@@ -277,8 +285,8 @@ def run(folder: Path, files: list[str], devices: list[str], out: Path | None = N
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("folder", type=Path, nargs="?", default=HERE / "upstream",
-                    help="folder with PyTorch's test files (default: tests/pytorch/upstream)")
+    ap.add_argument("folder", type=Path, nargs="?", default=None,
+                    help=f"folder with PyTorch's test files (PyTorch's test/; default: ${ENV_FOLDER})")
     ap.add_argument("--files", default=",".join(DEFAULT_FILES))
     ap.add_argument("-k", dest="select", default=None, help="pytest -k expression for every file")
     ap.add_argument("--device", choices=("cpu", "flagos", "both"), default="both")
@@ -289,7 +297,11 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=40, help="failure causes to print")
     args = ap.parse_args(argv)
 
-    folder = args.folder.resolve()
+    folder = args.folder.resolve() if args.folder else default_folder()
+    if folder is None:
+        print(f"no folder of PyTorch's test files: pass it, or set {ENV_FOLDER} "
+              "(docs/pytorch-tests.md says how to get them)", file=sys.stderr)
+        return 2
     files = [f for f in args.files.split(",") if f]
     missing = [f for f in files if not (folder / f).exists()]
     if missing:
