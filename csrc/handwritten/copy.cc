@@ -34,6 +34,8 @@
 #include <array>
 #include <atomic>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "aten/fallback.h"
 #include "runtime/acl_check.h"
@@ -64,9 +66,43 @@ std::optional<at::ScalarType> bit_twin(at::ScalarType dtype) {
   }
 }
 
+// CANN's operators take at most 8 dims. A copy of more is the same copy
+// over fewer dims wherever both tensors step through memory evenly across
+// adjacent dims (size-1 dims dropped, such neighbours merged): views of
+// dst and src (broadcast to dst's shape) with those dims, or nullopt when
+// more than 8 remain.
+std::optional<std::pair<at::Tensor, at::Tensor>> collapse_copy(const at::Tensor& dst, const at::Tensor& src) {
+  constexpr size_t kMaxDims = 8;
+  const at::Tensor from = src.expand(dst.sizes());
+  std::vector<int64_t> sizes, dst_strides, src_strides;
+  for (int64_t d = 0; d < dst.dim(); ++d) {
+    const int64_t size = dst.size(d);
+    if (size == 1) continue;
+    if (!sizes.empty() && dst_strides.back() == dst.stride(d) * size &&
+        src_strides.back() == from.stride(d) * size) {
+      sizes.back() *= size;
+      dst_strides.back() = dst.stride(d);
+      src_strides.back() = from.stride(d);
+      continue;
+    }
+    sizes.push_back(size);
+    dst_strides.push_back(dst.stride(d));
+    src_strides.push_back(from.stride(d));
+  }
+  if (sizes.size() > kMaxDims) return std::nullopt;
+  return std::make_pair(dst.as_strided(sizes, dst_strides, dst.storage_offset()),
+                        from.as_strided(sizes, src_strides, from.storage_offset()));
+}
+
 // Launches aclnnInplaceCopy(dst, src) on `device`, through bit_twin views
 // where they are exact.
 void launch_copy(const LaunchDevice& device, const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.dim() > 8 || src.dim() > 8) {
+    if (auto views = collapse_copy(dst, src)) {
+      launch_copy(device, views->first, views->second);
+      return;
+    }
+  }
   const std::optional<at::ScalarType> dst_twin = bit_twin(dst.scalar_type());
   if (dst_twin.has_value() && (src.scalar_type() == dst.scalar_type() ||
                                (dst.scalar_type() != at::kComplexHalf &&
