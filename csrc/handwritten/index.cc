@@ -19,7 +19,9 @@
 #include <c10/util/accumulate.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "aten/dtype_fallback.h"
@@ -93,6 +95,35 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
 // The shape of self[indices], with ATen's checks (too many indices, shapes
 // that do not broadcast, ...).
 std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta) {
+  // Indices that do not broadcast together: ATen's IndexError (the meta
+  // kernel would raise a RuntimeError of its broadcast helper instead).
+  std::vector<at::IntArrayRef> shapes;
+  for (size_t i = 0; i < meta.size(); ++i) {
+    const std::optional<at::Tensor> index = meta.get(i);
+    if (index.has_value() && index->defined()) shapes.push_back(index->sizes());
+  }
+  if (shapes.size() > 1) {
+    std::vector<int64_t> common = shapes.front().vec();
+    bool broadcast = true;
+    for (const at::IntArrayRef shape : shapes) {
+      const size_t ndim = std::max(common.size(), shape.size());
+      std::vector<int64_t> next(ndim);
+      for (size_t k = 0; k < ndim && broadcast; ++k) {
+        const int64_t a = k < ndim - common.size() ? 1 : common[k - (ndim - common.size())];
+        const int64_t b = k < ndim - shape.size() ? 1 : shape[k - (ndim - shape.size())];
+        broadcast = a == b || a == 1 || b == 1;
+        next[k] = a == 1 ? b : a;
+      }
+      if (!broadcast) break;
+      common = std::move(next);
+    }
+    if (!broadcast) {
+      std::string listed;
+      for (const at::IntArrayRef shape : shapes) listed += (listed.empty() ? "" : ", ") + c10::str(shape);
+      TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                        listed);
+    }
+  }
   return at::index(meta_tensor(self.sizes(), self.scalar_type()), meta).sizes().vec();
 }
 
