@@ -201,3 +201,34 @@ def test_every_kernel_registration_has_the_dtype_fallback():
                     missing.append(f"{path.name}: {op}")
     assert seen > 300, seen  # the scan found the registrations
     assert missing == [], missing
+
+
+def test_a_fallback_result_lands_on_the_ops_device_when_a_number_comes_first():
+    """1 - x is sub(<CPU 0-dim number>, x): when that call runs on the CPU (9 dims), its
+    result still belongs on x's device, as the kernel would have put it."""
+    x = torch.rand((1,) * 8 + (3,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = torch.sub(1, x.to(DEV))
+    assert y.device == torch.device(DEV)
+    assert torch.equal(y.cpu(), 1 - x)
+    assert any(key.endswith("[9 dims]") for key in _counts()), _counts()
+
+
+def test_a_copy_of_more_than_8_dims_stays_on_the_device_when_its_dims_merge():
+    """aclnnInplaceCopy takes at most 8 dims; a 10-d strided copy whose dims merge to fewer
+    runs as that copy, on the device (no fallback). Negative control: the values."""
+    t = torch.rand(2, 1, 3, 1, 2, 1, 2, 1, 2, 2)
+    torch_fl.sim.reset_stats()
+    y = t.to(DEV).transpose(0, 9)
+    assert torch.equal(y.cpu(), t.transpose(0, 9))
+    assert torch.equal(y.contiguous().cpu(), t.transpose(0, 9).contiguous())
+    assert torch_fl.sim.stats()["op_launches"].get("aclnnInplaceCopy", 0) >= 1
+    assert _counts() == {}
+
+
+def test_indices_that_do_not_broadcast_are_an_index_error():
+    a = torch.ones(2, 3, 4)
+    for device in ("cpu", DEV):
+        with pytest.raises(IndexError, match=r"could not be broadcast together with shapes \[0\], \[2\]"):
+            a.to(device)[False, [0, 1], ...]
