@@ -48,6 +48,19 @@ struct Indices {
   IndexList meta;
 };
 
+// An index that lives on the CPU (a Python list or number becomes one) is
+// checked against its dim's size before it goes to the device, for ATen's
+// IndexError at the call: CANN's operators find an out-of-bounds index only
+// when the kernel runs, which surfaces at a later synchronize. (A device
+// index is not read back for this: that would stall the stream.)
+void check_bounds_on_host(const at::Tensor& index, int64_t dim, int64_t size) {
+  const at::Tensor values = index.to(at::kLong).reshape({-1});
+  const at::Tensor bad = values.lt(-size).logical_or_(values.ge(size));
+  if (!bad.any().item<bool>()) return;
+  const int64_t first = values.masked_select(bad)[0].item<int64_t>();
+  TORCH_CHECK_INDEX(false, "index ", first, " is out of bounds for dimension ", dim, " with size ", size);
+}
+
 Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const LaunchDevice& device) {
   Indices out;
   int64_t dim = 0;  // the first dim of self the next index applies to
@@ -67,6 +80,9 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
                       ")");
     if (dtype == at::kByte) {
       TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
+    }
+    if (given->is_cpu() && dtype != at::kByte && dtype != at::kBool && given->numel() > 0 && dim < self.dim()) {
+      check_bounds_on_host(*given, dim, self.size(dim));
     }
     at::Tensor index = on_launch_device(*given, device);
     if (dtype == at::kByte || dtype == at::kBool) {
