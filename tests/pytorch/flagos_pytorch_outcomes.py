@@ -10,7 +10,12 @@ starts. It
   starts and when it ends, flushed, so that a process that dies mid-test
   still tells the runner which test killed it;
 - deselects the node ids listed in FLAGOS_PT_DONE (the tests a previous,
-  crashed process already ran), so the runner can resume after a crash.
+  crashed process already ran), so the runner can resume after a crash;
+- on flagos, synchronizes every device at the end of each test's call: a
+  kernel that fails at run time reports at the next synchronize (as on
+  CUDA), so without this its error would surface in whichever later test
+  synchronizes first. A test that passed but left such an error fails with
+  it; a test that failed anyway keeps its own error.
 """
 
 import json
@@ -74,6 +79,31 @@ def _root_cause(exc):
 
 
 import pytest  # noqa: E402
+
+_ON_FLAGOS = os.environ.get("FLAGOS_PT_DEVICE") == "flagos"
+
+
+def _synchronize_flagos():
+    import torch
+
+    for index in range(torch.flagos.device_count()):
+        torch.flagos.synchronize(index)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if not _ON_FLAGOS:
+        return (yield)
+    try:
+        result = yield
+    except BaseException:
+        try:
+            _synchronize_flagos()
+        except Exception:  # noqa: BLE001 - the test's own failure is the one reported
+            pass
+        raise
+    _synchronize_flagos()
+    return result
 
 
 @pytest.hookimpl(hookwrapper=True)
