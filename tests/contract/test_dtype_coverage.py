@@ -232,3 +232,40 @@ def test_indices_that_do_not_broadcast_are_an_index_error():
     for device in ("cpu", DEV):
         with pytest.raises(IndexError, match=r"could not be broadcast together with shapes \[0\], \[2\]"):
             a.to(device)[False, [0, 1], ...]
+
+
+@pytest.mark.parametrize("op", ["tril", "gather", "index", "masked_fill"])
+def test_complex_where_canns_operator_lists_none_runs_on_the_cpu(op):
+    """CANN's aclnnTril, aclnnGather, aclnnIndex and aclnnInplaceMaskedFillScalar list no
+    complex dtype: phase 1 rejects it at the call, the call runs on the CPU (counted).
+    Negative control: float32 stays on the device."""
+    def run(t):
+        if op == "tril":
+            return t.tril()
+        if op == "gather":
+            return torch.gather(t, 1, torch.tensor([[1, 0], [0, 2]], device=t.device))
+        if op == "index":
+            return t[torch.tensor([2, 0], device=t.device)]
+        return t.masked_fill(torch.tensor([True, False, True], device=t.device), 7)
+
+    z = torch.randn(3, 3, dtype=torch.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = run(z.to(DEV))
+    assert out.device == torch.device(DEV) and torch.equal(out.cpu(), run(z))
+    assert any(key.endswith("[ComplexFloat]") for key in _counts()), _counts()
+    torch_fl._C._reset_fallback_counts()
+    assert torch.equal(run(z.real.to(DEV)).cpu(), run(z.real))
+    assert _counts() == {}
+
+
+def test_an_out_of_bounds_cpu_index_is_an_index_error_at_the_call():
+    """A CPU index is checked on the host; a device index fails in the kernel and reports at
+    the synchronize (as on CUDA): an error either way, never a wrong value."""
+    x = torch.arange(10, device=DEV)
+    with pytest.raises(IndexError, match="index 10 is out of bounds for dimension 0 with size 10"):
+        x[torch.tensor([3, 10])]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x[torch.tensor([3, 10], device=DEV)]
+        torch.flagos.synchronize(DEV)
+    assert x[torch.tensor([3, -1])].cpu().tolist() == [3, 9]
