@@ -271,8 +271,14 @@ void apply_bits(const at::Tensor& dst, bool conj, bool neg) {
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 
 at::Tensor copy_physical(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  TORCH_CHECK(!dst.is_conj() && !dst.is_neg(), "flagos: copying into a conjugate or negative view: "
-              "resolve it first (resolve_conj(), resolve_neg())");
+  if (dst.is_conj() || dst.is_neg()) {
+    // A conjugate / negative view holds conj(v) / -v in memory for the value
+    // v: copy the values into its memory, then apply its bits there.
+    const at::Tensor target = physical(dst);
+    copy_from(self, target, non_blocking);
+    apply_bits(target, dst.is_conj(), dst.is_neg());
+    return dst;
+  }
   copy_from(physical(self), dst, non_blocking);
   apply_bits(dst, self.is_conj(), self.is_neg());
   return dst;

@@ -269,3 +269,30 @@ def test_an_out_of_bounds_cpu_index_is_an_index_error_at_the_call():
         x[torch.tensor([3, 10], device=DEV)]
         torch.flagos.synchronize(DEV)
     assert x[torch.tensor([3, -1])].cpu().tolist() == [3, 9]
+
+
+@pytest.mark.parametrize("view", ["conj", "neg", "conj_neg"])
+def test_copy_into_a_conjugate_or_negative_view(view):
+    """A conjugate / negative view stores conj(v) / -v for its value v: a copy into it
+    writes that, exactly as on the CPU (memory and value), also from a view of itself."""
+    def make(t):
+        if view == "conj":
+            return t.conj()
+        if view == "neg":
+            return torch._neg_view(t)
+        return torch._neg_view(t.conj())
+
+    a = torch.tensor([1 + 2j, 3 - 4j, -5j], dtype=torch.complex64)
+    src = torch.tensor([5 + 6j, -7j, 8], dtype=torch.complex64)
+    on_cpu, on_dev = a.clone(), a.clone().to(DEV)
+    make(on_cpu).copy_(src)
+    target = make(on_dev)
+    target.copy_(src.to(DEV))
+    assert torch.equal(on_dev.cpu(), on_cpu)
+    assert torch.equal(target.resolve_conj().resolve_neg().cpu(), src)
+    # In place through two views of one memory (PyTorch's test_conj_view_with_shared_memory).
+    on_cpu, on_dev = a.clone(), a.clone().to(DEV)
+    b_cpu, b_dev = on_cpu.conj(), on_dev.conj()
+    b_cpu.add_(on_cpu.conj())
+    b_dev.add_(on_dev.conj())
+    assert torch.equal(on_dev.cpu(), on_cpu)

@@ -29,8 +29,6 @@ SUBSET = [("test_shape_ops.py", None), ("test_view_ops.py", "conj or complex")]
 KNOWN = {
     "test_shape_ops.py::TestShapeOps::test_flip_DEV_float32":
         "quantized tensors: flagos has no quantized backend",
-    "test_view_ops.py::TestViewOps::test_conj_view_with_shared_memory_DEV":
-        "copying into a conjugate view is refused (resolve it first)",
 }
 
 
