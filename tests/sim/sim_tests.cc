@@ -2465,6 +2465,26 @@ TEST(memset_async_checks_and_queues) {
 
 // aclrtStreamQuery: status null 100000; a stale stream 107017; no device
 // 107002; a stream of any device (CANN does not compare devices here).
+// A stream's queue holds CANN's submission-queue depth (2048 positions):
+// queueing one more waits for the worker to make room, here by running the
+// oldest position (lazy mode runs nothing unless something waits).
+TEST(a_full_stream_queue_makes_the_host_wait_for_room) {
+  LazyStreams lazy;
+  setDevice(3);
+  DeviceMem first(3, 16), rest(3, 16);
+  CHECK_EQ(aclrtMemsetAsync(first.get(), 16, 0x11, 16, nullptr), ACL_SUCCESS);
+  for (int i = 1; i < 2048; ++i) CHECK_EQ(aclrtMemsetAsync(rest.get(), 16, i & 0xff, 16, nullptr), ACL_SUCCESS);
+  auto firstNow = [&] {
+    std::vector<uint8_t> out(16, 0);
+    CHECK_EQ(aclrtMemcpy(out.data(), 16, first.get(), 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    return out[0];
+  };
+  CHECK(firstNow() != 0x11);  // 2048 positions queued, none run
+  CHECK_EQ(aclrtMemsetAsync(rest.get(), 16, 0, 16, nullptr), ACL_SUCCESS);
+  CHECK_EQ(firstNow(), 0x11);  // the 2049th made room: the first ran
+  CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+}
+
 TEST(stream_query_checks_arguments) {
   setDevice(2);
   aclrtStream s2 = nullptr;

@@ -19,6 +19,11 @@
 // work only once something waits for it, so that a missing wait shows
 // deterministically as stale memory.
 //
+// A stream's queue holds at most kQueueDepth positions: a call that queues
+// more waits until the worker has made room, as CANN's host waits for room in
+// a stream's submission queue. So the host never runs unboundedly ahead of
+// the device, and what is left to run at exit is bounded.
+//
 // Handles are never reused: a destroyed stream or event (or a stream of a
 // device torn down by a reset) keeps its object, marked dead, so a stale
 // handle is always recognised (ACL_ERROR_RT_INVALID_HANDLE, as CANN's handle
@@ -39,6 +44,10 @@ namespace {
 
 struct Stream;
 struct Event;
+
+// CANN's submission-queue depth per stream on Ascend 910B/910_93 (rtsqDepth
+// in hicann/runtime src/runtime/config/910_B_93/dev_info_reg.cc).
+constexpr size_t kQueueDepth = 2048;
 
 enum class ItemKind { kTask, kRecord, kWait };
 
@@ -65,6 +74,7 @@ struct Stream {
   aclError error = ACL_SUCCESS;  // the first failure since the last synchronization
   std::string errorMessage;
   std::thread worker;
+  bool running = false;  // the worker is running a task, unlocked
   bool stop = false;
   std::condition_variable wake;
 };
@@ -154,7 +164,7 @@ void waitFor(std::unique_lock<std::mutex>& lock, Stream* s, uint64_t point) {
   demand(s, point);
   h.progress.wait(lock, [&] {
     if (s->completed < point && lazy()) demand(s, point);  // the mode may have changed
-    return s->completed >= point;
+    return s->completed >= point || h.exiting;  // at exit the rest is dropped
   });
 }
 
@@ -181,16 +191,16 @@ aclError takeError(const char* fn, Stream* s) {
 
 void runWorker(Stream* s);
 
-void drainAtExit();
+void stopAtExit();
 
 // Requires the mutex. Appends an item, starting the worker on first use.
 // The item comes after everything the host did before (program order).
 void push(Handles& h, Stream* s, Item item) {
   if (!s->worker.joinable()) {
     if (!h.atexitRegistered) {
-      // Registered after the libraries' static objects were constructed, so
-      // it runs before their destructors: no worker runs a kernel then.
-      std::atexit(drainAtExit);
+      // Runs before the destructors of static objects constructed before
+      // this point, not of those constructed later (see stopAtExit).
+      std::atexit(stopAtExit);
       h.atexitRegistered = true;
     }
     s->worker = std::thread(runWorker, s);
@@ -245,6 +255,7 @@ void runWorker(Stream* s) {
       }
       case ItemKind::kTask: {
         Task task = std::move(item.task);
+        s->running = true;
         lock.unlock();
         std::string error;
         try {
@@ -254,6 +265,7 @@ void runWorker(Stream* s) {
         }
         releaseMemory(task.accesses);
         lock.lock();
+        s->running = false;
         if (!error.empty()) {
           counters().failedTasks++;
           if (s->error == ACL_SUCCESS) {
@@ -271,21 +283,27 @@ void runWorker(Stream* s) {
 // Requires the mutex (held by `lock`). Waits for everything queued on `s`.
 void drain(std::unique_lock<std::mutex>& lock, Stream* s) { waitFor(lock, s, s->enqueued); }
 
-void drainAtExit() {
+// At exit, the C++ static objects constructed after this handler was
+// registered (oneDNN's primitive cache, say) are already destroyed: a kernel
+// run now could use freed memory or a destroyed lock. So queued work is
+// dropped rather than run (torch_fl.sim drains the streams at interpreter
+// exit, before any of this), and a task already running gets a bounded time
+// to end.
+void stopAtExit() {
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
-  std::vector<Stream*> all;
-  for (auto& [handle, s] : h.streams)
-    if (s->alive) all.push_back(s.get());
-  for (Stream* s : h.defaults)
-    if (s != nullptr) all.push_back(s);
-  for (Stream* s : all) {
-    demand(s, s->enqueued);
-    h.progress.wait_for(lock, std::chrono::seconds(10), [&] { return s->completed >= s->enqueued; });
-  }
   h.exiting = true;
-  for (Stream* s : all) s->wake.notify_all();
+  for (auto& [handle, s] : h.streams) s->wake.notify_all();
+  for (auto& s : h.defaultStreams) s->wake.notify_all();
   h.progress.notify_all();
+  auto anyRunning = [&] {
+    for (auto& [handle, s] : h.streams)
+      if (s->running) return true;
+    for (auto& s : h.defaultStreams)
+      if (s->running) return true;
+    return false;
+  };
+  h.progress.wait_for(lock, std::chrono::seconds(10), [&] { return !anyRunning(); });
 }
 
 // Requires the mutex. The live stream behind a non-null handle, or nullptr.
@@ -305,6 +323,21 @@ Stream* defaultStream(Handles& h, int device) {
     h.defaults[device] = s;
   }
   return h.defaults[device];
+}
+
+// Requires the mutex (held by `lock`). Before a call queues on `stream` (a
+// handle, or nullptr for the current device's default stream): waits until
+// that stream's queue has room. Called before the caller validates anything,
+// since the mutex is released while waiting.
+void awaitRoom(std::unique_lock<std::mutex>& lock, Handles& h, aclrtStream stream) {
+  Stream* s = nullptr;
+  if (stream != nullptr) {
+    s = liveStream(h, stream);
+  } else if (const int device = currentDevice(); device >= 0) {
+    s = h.defaults[device];
+  }
+  if (s == nullptr || h.exiting || s->enqueued - s->completed < kQueueDepth) return;
+  waitFor(lock, s, s->enqueued - kQueueDepth + 1);
 }
 
 // Requires the mutex. The live stream behind a handle of any device (nullptr:
@@ -409,7 +442,8 @@ std::optional<int> streamDevice(aclrtStream stream) {
 
 void enqueue(aclrtStream stream, Task task) {
   Handles& h = handles();
-  std::lock_guard lock(h.mutex);
+  std::unique_lock lock(h.mutex);
+  awaitRoom(lock, h, stream);
   Stream* s = stream != nullptr ? liveStream(h, stream) : nullptr;
   const int current = currentDevice();
   if (s == nullptr && stream == nullptr && current >= 0) s = defaultStream(h, current);
@@ -596,7 +630,8 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   const char* fn = "aclrtRecordEvent";
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
   Handles& h = handles();
-  std::lock_guard lock(h.mutex);
+  std::unique_lock lock(h.mutex);
+  awaitRoom(lock, h, stream);
   Event* e = liveEvent(h, event);
   if (e == nullptr) return staleEvent(fn, event);
   if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);
@@ -626,7 +661,8 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   const char* fn = "aclrtStreamWaitEvent";
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
   Handles& h = handles();
-  std::lock_guard lock(h.mutex);
+  std::unique_lock lock(h.mutex);
+  awaitRoom(lock, h, stream);
   Event* e = liveEvent(h, event);
   if (e == nullptr) return staleEvent(fn, event);
   if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);

@@ -1,0 +1,36 @@
+"""A process that exits with work still queued on flagos streams, as a script
+that never calls torch.flagos.synchronize() does. The simulated streams run on
+worker threads: a kernel still running while C++ static destructors free
+oneDNN's caches aborted the process ("corrupted double-linked list") or hung
+it on a destroyed lock, so each case runs in a subprocess."""
+
+from __future__ import annotations
+
+import pytest
+
+# Queues more than ten seconds of oneDNN-backed kernels (matmul, gelu) on a
+# device's default stream and a side stream: the simulator's old exit handler
+# gave up draining after ten seconds and let the workers run on.
+QUEUE_AND_EXIT = """
+    import torch.nn.functional as F
+    {before}
+    side = torch.flagos.Stream(device=1)
+    x = torch.randn(1024, 1024, device="flagos:1")
+    for _ in range(100):
+        F.gelu(x @ x)
+        with torch.flagos.stream(side):
+            F.gelu(x @ x)
+    print("queued", torch.flagos.current_device())
+"""
+
+
+@pytest.mark.parametrize("path", ["interpreter_exit", "c_exit_handler"])
+def test_exit_with_queued_work_does_not_crash(python, path):
+    # interpreter_exit: torch_fl.sim drains the streams from an atexit handler.
+    # c_exit_handler: without it, the simulator's own exit handler must stop
+    # its workers without running kernels among destroyed static objects.
+    before = "" if path == "interpreter_exit" else (
+        "import atexit; atexit.unregister(torch_fl.sim._drain_before_exit)")
+    out = python(QUEUE_AND_EXIT.format(before=before), timeout=240)
+    assert out.strip() == "queued 0"
+
