@@ -81,8 +81,10 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
     if (dtype == at::kByte) {
       TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
     }
-    if (given->is_cpu() && dtype != at::kByte && dtype != at::kBool && given->numel() > 0 && dim < self.dim()) {
-      check_bounds_on_host(*given, dim, self.size(dim));
+    if (dtype != at::kByte && dtype != at::kBool && given->numel() > 0 && dim < self.dim()) {
+      // Any index into a dim of size 0 is out of bounds: no value to read.
+      TORCH_CHECK_INDEX(self.size(dim) > 0, "index is out of bounds for dimension with size 0");
+      if (given->is_cpu()) check_bounds_on_host(*given, dim, self.size(dim));
     }
     at::Tensor index = on_launch_device(*given, device);
     if (dtype == at::kByte || dtype == at::kBool) {

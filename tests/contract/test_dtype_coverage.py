@@ -269,6 +269,11 @@ def test_an_out_of_bounds_cpu_index_is_an_index_error_at_the_call():
         x[torch.tensor([3, 10], device=DEV)]
         torch.flagos.synchronize(DEV)
     assert x[torch.tensor([3, -1])].cpu().tolist() == [3, 9]
+    # Any index into a dim of size 0 is out of bounds, wherever the index lives.
+    empty = torch.empty(10, 0, device=DEV)
+    with pytest.raises(IndexError, match="out of bounds for dimension with size 0"):
+        empty[:, torch.tensor([0, 1], device=DEV)]
+    assert empty[torch.tensor([1, 2], device=DEV)].shape == (2, 0)
 
 
 @pytest.mark.parametrize("view", ["conj", "neg", "conj_neg"])
