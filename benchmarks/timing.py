@@ -69,7 +69,9 @@ class Variant:
 # shared, loaded machine the process's CPU time (all its threads) leaves out
 # the time the process waited for a core, which otherwise lands at random
 # in whichever variant was running.
-CLOCKS = {"wall": time.perf_counter_ns, "process_cpu": time.process_time_ns}
+# thread_cpu: the calling thread alone, without the simulated streams' worker
+# threads (the "device"), which run queued work beside it.
+CLOCKS = {"wall": time.perf_counter_ns, "process_cpu": time.process_time_ns, "thread_cpu": time.thread_time_ns}
 
 
 def _sample(variant: Variant, n: int, before: Callable[[], None], after: Callable[[], dict],
@@ -102,7 +104,7 @@ def interleave(variants: list[Variant], n: int, reps: int,
     `before` resets counters right before each timed loop and `after` reads
     them right after it; the counts are summed per variant over the rounds
     (numbers only), and each round's are kept in `rounds`. `clock` is
-    "wall" or "process_cpu" (CLOCKS); wall time is kept in `wall_samples`.
+    "wall", "process_cpu" or "thread_cpu" (CLOCKS); wall time is kept in `wall_samples`.
     """
     gc.collect()
     for variant in variants:

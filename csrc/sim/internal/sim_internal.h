@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -73,7 +74,8 @@ struct Param {
   std::vector<BoundTensor> tensors;
 };
 
-using Kernel = std::function<void(const aclOpExecutor&)>;
+// Shared, not copied: each launch's snapshot of the executor holds the kernel.
+using Kernel = std::shared_ptr<const std::function<void(const aclOpExecutor&)>>;
 
 }  // namespace fsim
 

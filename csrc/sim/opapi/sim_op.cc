@@ -296,14 +296,15 @@ aclnnStatus Op::build(KernelFn kernel) {
   if (aclnnStatus s = checkFault(name_, 1)) return s;
   // ATen reports errors as c10::Error, whose what() carries a C++ backtrace;
   // the runtime turns the concise message into ACLNN_ERR_INNER.
-  Kernel run = [kernel = std::move(kernel)](const aclOpExecutor& e) {
-    try {
-      Views views(e);
-      kernel(views);
-    } catch (const c10::Error& error) {
-      throw std::runtime_error(error.what_without_backtrace());
-    }
-  };
+  auto run = std::make_shared<const std::function<void(const aclOpExecutor&)>>(
+      [kernel = std::move(kernel)](const aclOpExecutor& e) {
+        try {
+          Views views(e);
+          kernel(views);
+        } catch (const c10::Error& error) {
+          throw std::runtime_error(error.what_without_backtrace());
+        }
+      });
   *executorOut_ = newExecutor(name_, std::move(params_), workspace_, std::move(run), repeatable_);
   *workspaceSizeOut_ = workspace_;
   return ACLNN_SUCCESS;

@@ -109,21 +109,26 @@ struct Verdict {
 };
 
 // What a queued kernel runs on: a copy of the executor and of its aclTensor
-// objects as they were at launch.
+// objects as they were at launch, with the memory the kernel may touch.
 struct Snapshot {
-  std::vector<std::unique_ptr<aclTensor>> tensors;
+  std::vector<aclTensor> tensors;  // reserved up front: the params point into it
   aclOpExecutor executor;
+  bool faulty = false;
 
-  explicit Snapshot(const aclOpExecutor& e) {
+  Snapshot(const aclOpExecutor& e, bool fault) : faulty(fault) {
     executor.op = e.op;
     executor.params = e.params;
     executor.workspaceSize = e.workspaceSize;
     executor.kernel = e.kernel;
+    size_t count = 0;
+    for (const Param& p : e.params)
+      for (const BoundTensor& t : p.tensors) count += t.tensor != nullptr;
+    tensors.reserve(count);
     for (Param& p : executor.params) {
       for (BoundTensor& t : p.tensors) {
         if (t.tensor == nullptr) continue;
-        tensors.push_back(std::make_unique<aclTensor>(*t.tensor));
-        t.tensor = tensors.back().get();
+        tensors.push_back(*t.tensor);
+        t.tensor = &tensors.back();
       }
     }
   }
@@ -132,6 +137,13 @@ struct Snapshot {
 Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64_t workspaceSize,
                  aclrtStream stream) {
   Verdict v;
+  size_t tensors = 0, outputs = 0;
+  for (const Param& p : e.params) {
+    tensors += p.tensors.size();
+    if (p.role == Role::kOutput) outputs += p.tensors.size();
+  }
+  v.accesses.reserve(tensors + 1);  // and the workspace
+  v.outputs.reserve(outputs);
   auto hard = [&](aclnnStatus status, std::string message) {
     if (v.hardStatus == ACLNN_SUCCESS) {
       v.hardStatus = status;
@@ -321,15 +333,13 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
 
   Task task;
   task.what = op;  // a string literal (FSIM_PHASE2)
-  task.accesses = v.accesses;
-  auto snapshot = std::make_shared<Snapshot>(*executor);
-  const bool faulty = takeFault(op, 3);
-  task.run = [snapshot, accesses = std::move(v.accesses), faulty, op]() -> std::string {
-    if (faulty) return cat(op, ": injected fault at phase 3 (the kernel's run on the stream)");
-    AccessGrant grant;
-    for (const Access& a : accesses) grant.add(a.alloc);
+  task.accesses = std::move(v.accesses);  // the worker grants them around the run
+  auto snapshot = std::make_shared<const Snapshot>(*executor, takeFault(op, 3));
+  task.run = [snapshot]() -> std::string {
+    const char* op = snapshot->executor.op.c_str();
+    if (snapshot->faulty) return cat(op, ": injected fault at phase 3 (the kernel's run on the stream)");
     try {
-      snapshot->executor.kernel(snapshot->executor);
+      (*snapshot->executor.kernel)(snapshot->executor);
     } catch (const std::exception& e) {
       return cat(op, ": kernel failed: ", e.what());
     }

@@ -116,10 +116,10 @@ void trackAccesses(Timeline t, const Clock& clock, const std::vector<Access>& ac
   for (const Access& a : accesses) access(tr, t, clock, a, what);
 }
 
-Clock hostClock() {
+void joinHostClock(Clock& clock) {
   Tracker& tr = tracker();
   std::lock_guard lock(tr.mutex);
-  return tr.host;
+  clock.join(tr.host);
 }
 
 void hostObserved(const Clock& clock) {

@@ -126,9 +126,10 @@ Timeline newTimeline(std::string name);
 // Checks and records the accesses of work at position clock.at(t) of
 // timeline t, whose clock is `clock`; `what` is a string literal (the call).
 void trackAccesses(Timeline t, const Clock& clock, const std::vector<Access>& accesses, const char* what);
-// The host's clock, and the host observing that everything `clock` covers
-// has completed.
-Clock hostClock();
+// Joins the host's clock into `clock` (work queued now comes after what the
+// host did), and the host observing that everything `clock` covers has
+// completed.
+void joinHostClock(Clock& clock);
 void hostObserved(const Clock& clock);
 // Accesses the host makes itself (synchronous copies and memsets, frees).
 void hostAccesses(const std::vector<Access>& accesses, const char* what);

@@ -28,6 +28,7 @@
 // device torn down by a reset) keeps its object, marked dead, so a stale
 // handle is always recognised (ACL_ERROR_RT_INVALID_HANDLE, as CANN's handle
 // guard reports).
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -48,6 +49,8 @@ struct Event;
 // CANN's submission-queue depth per stream on Ascend 910B/910_93 (rtsqDepth
 // in hicann/runtime src/runtime/config/910_B_93/dev_info_reg.cc).
 constexpr size_t kQueueDepth = 2048;
+// How long a worker that ran out of work polls for more before it sleeps.
+constexpr std::chrono::microseconds kSpin{50};
 
 enum class ItemKind { kTask, kRecord, kWait };
 
@@ -74,7 +77,9 @@ struct Stream {
   aclError error = ACL_SUCCESS;  // the first failure since the last synchronization
   std::string errorMessage;
   std::thread worker;
-  bool running = false;  // the worker is running a task, unlocked
+  bool running = false;   // the worker is running a task, unlocked
+  bool sleeping = false;  // the worker waits on `wake` (only then is it notified)
+  std::atomic<uint64_t> signals{0};  // bumped by every wakeWorker, read while spinning
   bool stop = false;
   std::condition_variable wake;
 };
@@ -148,11 +153,19 @@ uint64_t nowNs() {
                                    .count());
 }
 
+// Requires the mutex. Tells a stream's worker that its state changed. A
+// worker that ran out of work spins a little before it sleeps, so a host
+// queueing op after op does not pay a futex wake per op.
+void wakeWorker(Stream* s) {
+  s->signals.fetch_add(1, std::memory_order_release);
+  if (s->sleeping) s->wake.notify_all();
+}
+
 // Requires the mutex. Wakes a stream's worker for everything up to `point`.
 void demand(Stream* s, uint64_t point) {
   if (s->demand < point) {
     s->demand = point;
-    s->wake.notify_all();
+    wakeWorker(s);
   }
 }
 
@@ -206,10 +219,10 @@ void push(Handles& h, Stream* s, Item item) {
     s->worker = std::thread(runWorker, s);
   }
   s->enqueued++;
-  s->clock.join(hostClock());
+  joinHostClock(s->clock);
   s->clock.set(s->timeline, s->enqueued);
   s->queue.push_back(std::move(item));
-  s->wake.notify_all();
+  wakeWorker(s);
 }
 
 // Requires the mutex (held by `lock`). Finishes the stream's front item.
@@ -222,12 +235,24 @@ void finish(Handles& h, Stream* s) {
 void runWorker(Stream* s) {
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
+  auto ready = [&] {
+    if (h.exiting) return true;
+    if (s->queue.empty()) return s->stop;
+    return !lazy() || s->demand > s->completed;
+  };
   while (true) {
-    s->wake.wait(lock, [&] {
-      if (h.exiting) return true;
-      if (s->queue.empty()) return s->stop;
-      return !lazy() || s->demand > s->completed;
-    });
+    if (!ready()) {
+      // Spin up to kSpin for the next signal, off the lock, then sleep.
+      const uint64_t seen = s->signals.load(std::memory_order_acquire);
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      while (s->signals.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      lock.lock();
+      s->sleeping = true;
+      s->wake.wait(lock, ready);
+      s->sleeping = false;
+    }
     if (h.exiting || s->queue.empty()) return;
     Item& item = s->queue.front();
     switch (item.kind) {
@@ -259,6 +284,8 @@ void runWorker(Stream* s) {
         lock.unlock();
         std::string error;
         try {
+          AccessGrant grant;  // the memory the task may touch (FLAGOS_SIM_PROTECT)
+          for (const Access& a : task.accesses) grant.add(a.alloc);
           error = task.run();
         } catch (const std::exception& e) {
           error = cat(task.what, ": ", e.what());
@@ -293,8 +320,8 @@ void stopAtExit() {
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
   h.exiting = true;
-  for (auto& [handle, s] : h.streams) s->wake.notify_all();
-  for (auto& s : h.defaultStreams) s->wake.notify_all();
+  for (auto& [handle, s] : h.streams) wakeWorker(s.get());
+  for (auto& s : h.defaultStreams) wakeWorker(s.get());
   h.progress.notify_all();
   auto anyRunning = [&] {
     for (auto& [handle, s] : h.streams)
@@ -406,7 +433,7 @@ aclError streamOfCurrentDevice(const char* fn, Handles& h, aclrtStream stream, S
 // once their queues are empty; the threads to join after unlocking.
 void stopWorker(Stream* s, std::vector<std::thread>& joins) {
   s->stop = true;
-  s->wake.notify_all();
+  wakeWorker(s);
   if (s->worker.joinable()) joins.push_back(std::move(s->worker));
 }
 
@@ -773,8 +800,8 @@ void fsimSetStreamMode(fsimStreamMode mode) {
   c.mode = mode;
   c.envInvalid = false;
   // Held work may run now.
-  for (auto& [handle, s] : h.streams) s->wake.notify_all();
-  for (auto& s : h.defaultStreams) s->wake.notify_all();
+  for (auto& [handle, s] : h.streams) wakeWorker(s.get());
+  for (auto& s : h.defaultStreams) wakeWorker(s.get());
   h.progress.notify_all();
 }
 
