@@ -285,6 +285,7 @@ at::Tensor copy_physical(const at::Tensor& self, const at::Tensor& dst, bool non
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  check_not_forked();
   if (dst.numel() == 0) {
     return dst;
   }

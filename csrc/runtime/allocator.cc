@@ -76,6 +76,7 @@ void without_throwing(const char* what, Fn&& fn) {
 class DevicePools {
  public:
   c10::DataPtr allocate(c10::DeviceIndex device, size_t nbytes) {
+    check_not_forked();
     const c10::Device where = flagos_device(device);
     if (nbytes == 0) {
       return c10::DataPtr(nullptr, nullptr, &c10::detail::deleteNothing, where);

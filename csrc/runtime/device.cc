@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <pthread.h>
+
 #include <mutex>
 
 #include "runtime/acl_check.h"
@@ -10,7 +12,23 @@ namespace flagos {
 
 namespace detail {
 thread_local c10::DeviceIndex tls_current_device = -1;
+bool forked_child = false;
+
+void fail_in_forked_child() {
+  TORCH_CHECK(false, "flagos: cannot use flagos devices in a forked subprocess: the parent process used them "
+              "before fork(), and the runtime's threads and state do not survive it. To use flagos with "
+              "multiprocessing, use the 'spawn' start method (torch.multiprocessing.set_start_method('spawn'))");
+}
 }  // namespace detail
+
+namespace {
+// Called before the first aclrtSetDevice: from then on, a forked child is
+// marked unable to use the runtime.
+void note_runtime_in_use() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { detail::forked_child = true; }); });
+}
+}  // namespace
 
 c10::DeviceIndex device_count() {
   // The count never changes in a process; ask the runtime once.
@@ -33,10 +51,12 @@ void check_device_index(c10::DeviceIndex index) {
 
 c10::DeviceIndex detail::init_current_device() {
   int32_t device = -1;
+  check_not_forked();
   if (aclrtGetDevice(&device) != ACL_SUCCESS) {
     // A thread starts without a current device on CANN; like CUDA, make
     // device 0 current on first use.
     device_count();  // raises the runtime's configuration error, if any
+    note_runtime_in_use();
     FLAGOS_ACL_CHECK(aclrtSetDevice(0));
     device = 0;
   }
@@ -45,10 +65,12 @@ c10::DeviceIndex detail::init_current_device() {
 }
 
 void set_device(c10::DeviceIndex index) {
+  check_not_forked();
   if (index == current_device()) {
     return;
   }
   check_device_index(index);
+  note_runtime_in_use();
   FLAGOS_ACL_CHECK(aclrtSetDevice(index));
   detail::tls_current_device = index;
 }

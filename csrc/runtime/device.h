@@ -25,7 +25,19 @@ namespace detail {
 // -1 until the thread first asks; then the runtime's current device.
 extern thread_local c10::DeviceIndex tls_current_device;
 c10::DeviceIndex init_current_device();
+// True in a child process forked after its parent made a device current.
+extern bool forked_child;
+[[noreturn]] void fail_in_forked_child();
 }  // namespace detail
+
+// Raises in a child forked after the parent used a flagos device: the
+// runtime's threads (stream workers) and locks do not survive fork(), so
+// the child would wait forever for work nobody runs. As with CUDA, such a
+// child must not use the device ('spawn' start method instead).
+inline void check_not_forked() {
+  if (detail::forked_child) [[unlikely]]
+    detail::fail_in_forked_child();
+}
 
 inline c10::DeviceIndex current_device() {
   const c10::DeviceIndex cached = detail::tls_current_device;

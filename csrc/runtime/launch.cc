@@ -482,6 +482,7 @@ struct UnlaunchedExecutor {
 
 void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void* entry, PhaseOneCall phase_one,
                 PhaseTwoFn phase_two) {
+  check_not_forked();
   if (device_check_enabled()) {
     check_devices(record, device);
   }
