@@ -600,8 +600,10 @@ def _kernels(text: str) -> list[tuple[str, str, int]]:
         op = op[len("aten::"):] if op.startswith("aten::") else op
         open_ = code.rfind("(", 0, match.end())
         args = cpp.split_top(code[open_ + 1:cpp.matching(code, open_)])
-        target = args[1] if len(args) > 1 else ""
-        inner = re.fullmatch(r"TORCH_FN\s*\((.*)\)", target, re.DOTALL)
+        # (split_top does not pair angle brackets: rejoin the template's commas)
+        target = ",".join(args[1:]).strip() if len(args) > 1 else ""
+        inner = re.fullmatch(r"TORCH_FN\s*\((.*)\)", target, re.DOTALL) or \
+            re.fullmatch(r'(?:flagos::)?with_dtype_fallback\s*<\s*"[^"]*"\s*,(.*)>\s*\(\s*\)', target, re.DOTALL)
         target = (inner.group(1) if inner else target).strip().lstrip("&").strip()
         parts = [p.strip() for p in target.split("::")]
         name = parts[-1] if re.fullmatch(r"[A-Za-z_]\w*", parts[-1] or "") and \

@@ -1,5 +1,7 @@
 #include "aten/fallback.h"
 
+#include "aten/dtype_fallback.h"
+
 #include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
@@ -8,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <memory>
 #include <optional>
 
 namespace flagos {
@@ -24,8 +27,8 @@ std::map<std::string, uint64_t> counts;
 // The fallback moves every argument to the CPU, which would silently accept
 // tensors of two flagos devices; a kernel of ours would raise, and so does
 // CUDA. Check as a kernel would.
-void check_one_flagos_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
-                             const std::string& op_name) {
+std::optional<c10::Device> check_one_flagos_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
+                                                   const std::string& op_name) {
   const size_t num_args = op.schema().arguments().size();
   std::optional<c10::Device> common;
   auto visit = [&](const at::Tensor& tensor, const std::string& arg) {
@@ -46,13 +49,56 @@ void check_one_flagos_device(const c10::OperatorHandle& op, const torch::jit::St
       }
     }
   }
+  // An out= tensor (any argument the op writes) must be on the op's device
+  // too, as a kernel's check (and CUDA) requires: the fallback would write a
+  // CPU out= tensor through its CPU copy and hide the mistake.
+  if (!common.has_value()) return common;
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::Argument& argument = op.schema().arguments()[i];
+    const c10::IValue& value = stack[stack.size() - num_args + i];
+    if (argument.alias_info() == nullptr || !argument.alias_info()->isWrite() || !value.isTensor()) continue;
+    const at::Tensor& tensor = value.toTensor();
+    if (tensor.defined() && !tensor.is_privateuseone()) {
+      c10::impl::check_and_update_common_device(common, tensor, op_name.c_str(), argument.name().c_str());
+    }
+  }
+  return common;
+}
+
+// ATen's CPU fallback puts new results on the device of the first tensor
+// argument, which can be a CPU number wrapped as a 0-dim tensor (1 - x is
+// sub(<cpu 0-dim>, x)): a result that aliases no argument belongs on the
+// op's flagos device, as a kernel would have made it.
+void results_to_device(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                       const std::optional<c10::Device>& device) {
+  if (!device.has_value()) return;
+  const auto& returns = op.schema().returns();
+  const size_t num_returns = returns.size();
+  for (size_t i = 0; i < num_returns; ++i) {
+    c10::IValue& value = (*stack)[stack->size() - num_returns + i];
+    if (returns[i].alias_info() != nullptr) continue;
+    if (value.isTensor()) {
+      const at::Tensor& tensor = value.toTensor();
+      if (tensor.defined() && tensor.is_cpu()) value = tensor.to(*device);
+    } else if (value.isTensorList()) {
+      std::vector<at::Tensor> tensors = value.toTensorVector();
+      bool moved = false;
+      for (at::Tensor& tensor : tensors) {
+        if (tensor.defined() && tensor.is_cpu()) {
+          tensor = tensor.to(*device);
+          moved = true;
+        }
+      }
+      if (moved) value = c10::IValue(tensors);
+    }
+  }
 }
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::OperatorName& name = op.schema().operator_name();
   const std::string op_name =
       name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-  check_one_flagos_device(op, *stack, op_name);
+  const std::optional<c10::Device> device = check_one_flagos_device(op, *stack, op_name);
   TORCH_CHECK(!strict_mode.load(), "flagos: ", op_name,
               " has no flagos kernel, and strict mode (FLAGOS_STRICT=1) forbids the CPU "
               "fallback");
@@ -66,6 +112,12 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     TORCH_WARN("flagos: ", op_name, " has no flagos kernel; it runs on the CPU (warned once per op)");
   }
   at::native::cpu_fallback(op, stack);
+  results_to_device(op, stack, device);
+}
+
+std::string name_of(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.schema().operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
@@ -73,6 +125,88 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 }
 
 }  // namespace
+
+namespace detail {
+
+DtypeFallbackReason& dtype_fallback_reason() {
+  thread_local DtypeFallbackReason reason;
+  return reason;
+}
+
+const c10::OperatorHandle& aten_op_handle(const char* name_and_overload) {
+  const std::string text(name_and_overload);
+  const size_t dot = text.find('.');
+  const std::string name = "aten::" + text.substr(0, dot);
+  const std::string overload = dot == std::string::npos ? "" : text.substr(dot + 1);
+  // The dispatcher keeps an operator's handle alive for the process.
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<c10::OperatorHandle>> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = handles[text];
+  if (!slot) {
+    slot = std::make_unique<c10::OperatorHandle>(
+        c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str()));
+  }
+  return *slot;
+}
+
+}  // namespace detail
+
+void note_dtype_fallback(const std::string& op_name, const DtypeUnsupported* reason) {
+  const std::string dtype = reason != nullptr ? reason->tag() : "?";
+  const std::string api = reason != nullptr ? reason->api() : "its ACLNN operator";
+  TORCH_CHECK(!strict_mode.load(), "flagos: ", op_name, ": ", api, " does not take ", dtype,
+              ", and strict mode (FLAGOS_STRICT=1) forbids the CPU fallback for that dtype (",
+              reason != nullptr ? reason->what_without_backtrace() : "", ")");
+  const std::string key = op_name + " [" + dtype + "]";
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(counts_mutex);
+    first = counts.find(key) == counts.end();
+    ++counts[key];
+  }
+  if (first) {
+    TORCH_WARN("flagos: ", op_name, ": ", api, " does not take ", dtype, "; ", op_name,
+               " runs on the CPU for ", dtype, " (warned once per op and dtype)");
+  }
+}
+
+void dtype_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  note_dtype_fallback(name_of(op), detail::dtype_fallback_reason().error);
+  // (the kernel checked its devices before it launched)
+  std::optional<c10::Device> device;
+  {
+    const size_t num_args = op.schema().arguments().size();
+    for (size_t i = 0; i < num_args && !device.has_value(); ++i) {
+      const c10::IValue& value = (*stack)[stack->size() - num_args + i];
+      if (value.isTensor() && value.toTensor().defined() && value.toTensor().is_privateuseone()) {
+        device = value.toTensor().device();
+      } else if (value.isTensorList()) {
+        for (const at::Tensor& tensor : value.toTensorVector()) {
+          if (tensor.defined() && tensor.is_privateuseone()) {
+            device = tensor.device();
+            break;
+          }
+        }
+      }
+    }
+  }
+  // A backend hook (convolution_overrideable) has no CPU kernel: run the op
+  // it stands for, which has the same schema, on the CPU instead.
+  const c10::OperatorName& name = op.schema().operator_name();
+  const std::string suffix = "_overrideable";
+  if (name.name.size() > suffix.size() && name.name.compare(name.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const std::optional<c10::OperatorHandle> base = c10::Dispatcher::singleton().findOp(
+        c10::OperatorName(name.name.substr(0, name.name.size() - suffix.size()), name.overload_name));
+    if (base.has_value()) {
+      at::native::cpu_fallback(*base, stack);
+      results_to_device(*base, stack, device);
+      return;
+    }
+  }
+  at::native::cpu_fallback(op, stack);
+  results_to_device(op, stack, device);
+}
 
 std::map<std::string, uint64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mutex);

@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAdds.h"
@@ -539,39 +542,39 @@ at::Tensor & wrapper_triu_(at::Tensor & self, c10::SymInt diagonal) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("add.Scalar", TORCH_FN(wrapper_add_Scalar));
-  m.impl("any", TORCH_FN(wrapper_any));
-  m.impl("asin", TORCH_FN(wrapper_asin));
-  m.impl("asin.out", TORCH_FN(wrapper_asin_out));
-  m.impl("atan2.out", TORCH_FN(wrapper_atan2_out));
-  m.impl("bitwise_or_.Tensor", TORCH_FN(wrapper_bitwise_or__Tensor));
-  m.impl("bitwise_xor.Tensor", TORCH_FN(wrapper_bitwise_xor_Tensor));
-  m.impl("bitwise_xor.Tensor_out", TORCH_FN(wrapper_bitwise_xor_Tensor_out));
-  m.impl("clamp_max", TORCH_FN(wrapper_clamp_max));
-  m.impl("clamp_max_.Tensor", TORCH_FN(wrapper_clamp_max__Tensor));
-  m.impl("clamp_min.Tensor_out", TORCH_FN(wrapper_clamp_min_Tensor_out));
-  m.impl("cosh.out", TORCH_FN(wrapper_cosh_out));
-  m.impl("cosh_", TORCH_FN(wrapper_cosh_));
-  m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
-  m.impl("erfc", TORCH_FN(wrapper_erfc));
-  m.impl("erfc_", TORCH_FN(wrapper_erfc_));
-  m.impl("fmod.Scalar", TORCH_FN(wrapper_fmod_Scalar));
-  m.impl("fmod.Tensor_out", TORCH_FN(wrapper_fmod_Tensor_out));
-  m.impl("logical_or.out", TORCH_FN(wrapper_logical_or_out));
-  m.impl("mean", TORCH_FN(wrapper_mean));
-  m.impl("mean.dim", TORCH_FN(wrapper_mean_dim));
-  m.impl("mv", TORCH_FN(wrapper_mv));
-  m.impl("native_layer_norm", TORCH_FN(wrapper_native_layer_norm));
-  m.impl("pow.Tensor_Tensor_out", TORCH_FN(wrapper_pow_Tensor_Tensor_out));
-  m.impl("remainder.Scalar_out", TORCH_FN(wrapper_remainder_Scalar_out));
-  m.impl("remainder.Tensor_out", TORCH_FN(wrapper_remainder_Tensor_out));
-  m.impl("rsqrt.out", TORCH_FN(wrapper_rsqrt_out));
-  m.impl("sin", TORCH_FN(wrapper_sin));
-  m.impl("sin.out", TORCH_FN(wrapper_sin_out));
-  m.impl("sinh.out", TORCH_FN(wrapper_sinh_out));
-  m.impl("sub.Scalar", TORCH_FN(wrapper_sub_Scalar));
-  m.impl("sum.dim_IntList", TORCH_FN(wrapper_sum_dim_IntList));
-  m.impl("tanh_", TORCH_FN(wrapper_tanh_));
-  m.impl("tril", TORCH_FN(wrapper_tril));
-  m.impl("triu_", TORCH_FN(wrapper_triu_));
+  m.impl("add.Scalar", flagos::with_dtype_fallback<"add.Scalar", &wrapper_add_Scalar>());
+  m.impl("any", flagos::with_dtype_fallback<"any", &wrapper_any>());
+  m.impl("asin", flagos::with_dtype_fallback<"asin", &wrapper_asin>());
+  m.impl("asin.out", flagos::with_dtype_fallback<"asin.out", &wrapper_asin_out>());
+  m.impl("atan2.out", flagos::with_dtype_fallback<"atan2.out", &wrapper_atan2_out>());
+  m.impl("bitwise_or_.Tensor", flagos::with_dtype_fallback<"bitwise_or_.Tensor", &wrapper_bitwise_or__Tensor>());
+  m.impl("bitwise_xor.Tensor", flagos::with_dtype_fallback<"bitwise_xor.Tensor", &wrapper_bitwise_xor_Tensor>());
+  m.impl("bitwise_xor.Tensor_out", flagos::with_dtype_fallback<"bitwise_xor.Tensor_out", &wrapper_bitwise_xor_Tensor_out>());
+  m.impl("clamp_max", flagos::with_dtype_fallback<"clamp_max", &wrapper_clamp_max>());
+  m.impl("clamp_max_.Tensor", flagos::with_dtype_fallback<"clamp_max_.Tensor", &wrapper_clamp_max__Tensor>());
+  m.impl("clamp_min.Tensor_out", flagos::with_dtype_fallback<"clamp_min.Tensor_out", &wrapper_clamp_min_Tensor_out>());
+  m.impl("cosh.out", flagos::with_dtype_fallback<"cosh.out", &wrapper_cosh_out>());
+  m.impl("cosh_", flagos::with_dtype_fallback<"cosh_", &wrapper_cosh_>());
+  m.impl("div.Tensor", flagos::with_dtype_fallback<"div.Tensor", &wrapper_div_Tensor>());
+  m.impl("erfc", flagos::with_dtype_fallback<"erfc", &wrapper_erfc>());
+  m.impl("erfc_", flagos::with_dtype_fallback<"erfc_", &wrapper_erfc_>());
+  m.impl("fmod.Scalar", flagos::with_dtype_fallback<"fmod.Scalar", &wrapper_fmod_Scalar>());
+  m.impl("fmod.Tensor_out", flagos::with_dtype_fallback<"fmod.Tensor_out", &wrapper_fmod_Tensor_out>());
+  m.impl("logical_or.out", flagos::with_dtype_fallback<"logical_or.out", &wrapper_logical_or_out>());
+  m.impl("mean", flagos::with_dtype_fallback<"mean", &wrapper_mean>());
+  m.impl("mean.dim", flagos::with_dtype_fallback<"mean.dim", &wrapper_mean_dim>());
+  m.impl("mv", flagos::with_dtype_fallback<"mv", &wrapper_mv>());
+  m.impl("native_layer_norm", flagos::with_dtype_fallback<"native_layer_norm", &wrapper_native_layer_norm>());
+  m.impl("pow.Tensor_Tensor_out", flagos::with_dtype_fallback<"pow.Tensor_Tensor_out", &wrapper_pow_Tensor_Tensor_out>());
+  m.impl("remainder.Scalar_out", flagos::with_dtype_fallback<"remainder.Scalar_out", &wrapper_remainder_Scalar_out>());
+  m.impl("remainder.Tensor_out", flagos::with_dtype_fallback<"remainder.Tensor_out", &wrapper_remainder_Tensor_out>());
+  m.impl("rsqrt.out", flagos::with_dtype_fallback<"rsqrt.out", &wrapper_rsqrt_out>());
+  m.impl("sin", flagos::with_dtype_fallback<"sin", &wrapper_sin>());
+  m.impl("sin.out", flagos::with_dtype_fallback<"sin.out", &wrapper_sin_out>());
+  m.impl("sinh.out", flagos::with_dtype_fallback<"sinh.out", &wrapper_sinh_out>());
+  m.impl("sub.Scalar", flagos::with_dtype_fallback<"sub.Scalar", &wrapper_sub_Scalar>());
+  m.impl("sum.dim_IntList", flagos::with_dtype_fallback<"sum.dim_IntList", &wrapper_sum_dim_IntList>());
+  m.impl("tanh_", flagos::with_dtype_fallback<"tanh_", &wrapper_tanh_>());
+  m.impl("tril", flagos::with_dtype_fallback<"tril", &wrapper_tril>());
+  m.impl("triu_", flagos::with_dtype_fallback<"triu_", &wrapper_triu_>());
 }

@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAddcmul.h"
@@ -391,31 +394,31 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("addcmul.out", TORCH_FN(wrapper_addcmul_out));
-  m.impl("addmm", TORCH_FN(wrapper_addmm));
-  m.impl("addmv", TORCH_FN(wrapper_addmv));
-  m.impl("any.dims", TORCH_FN(wrapper_any_dims));
-  m.impl("atan2", TORCH_FN(wrapper_atan2));
-  m.impl("bitwise_or.Scalar", TORCH_FN(wrapper_bitwise_or_Scalar));
-  m.impl("bitwise_or.Tensor_out", TORCH_FN(wrapper_bitwise_or_Tensor_out));
-  m.impl("bitwise_or_.Scalar", TORCH_FN(wrapper_bitwise_or__Scalar));
-  m.impl("ceil.out", TORCH_FN(wrapper_ceil_out));
-  m.impl("cumsum.out", TORCH_FN(wrapper_cumsum_out));
-  m.impl("div.Scalar", TORCH_FN(wrapper_div_Scalar));
-  m.impl("exp2", TORCH_FN(wrapper_exp2));
-  m.impl("floor_", TORCH_FN(wrapper_floor_));
-  m.impl("ge.Scalar", TORCH_FN(wrapper_ge_Scalar));
-  m.impl("lerp.Scalar_out", TORCH_FN(wrapper_lerp_Scalar_out));
-  m.impl("lerp.Tensor_out", TORCH_FN(wrapper_lerp_Tensor_out));
-  m.impl("log10", TORCH_FN(wrapper_log10));
-  m.impl("log1p.out", TORCH_FN(wrapper_log1p_out));
-  m.impl("logical_and.out", TORCH_FN(wrapper_logical_and_out));
-  m.impl("logical_not", TORCH_FN(wrapper_logical_not));
-  m.impl("lt.Scalar", TORCH_FN(wrapper_lt_Scalar));
-  m.impl("max", TORCH_FN(wrapper_max));
-  m.impl("pow.Scalar", TORCH_FN(wrapper_pow_Scalar));
-  m.impl("silu", TORCH_FN(wrapper_silu));
-  m.impl("sinh_", TORCH_FN(wrapper_sinh_));
-  m.impl("tan", TORCH_FN(wrapper_tan));
-  m.impl("threshold_backward.grad_input", TORCH_FN(wrapper_threshold_backward_grad_input));
+  m.impl("addcmul.out", flagos::with_dtype_fallback<"addcmul.out", &wrapper_addcmul_out>());
+  m.impl("addmm", flagos::with_dtype_fallback<"addmm", &wrapper_addmm>());
+  m.impl("addmv", flagos::with_dtype_fallback<"addmv", &wrapper_addmv>());
+  m.impl("any.dims", flagos::with_dtype_fallback<"any.dims", &wrapper_any_dims>());
+  m.impl("atan2", flagos::with_dtype_fallback<"atan2", &wrapper_atan2>());
+  m.impl("bitwise_or.Scalar", flagos::with_dtype_fallback<"bitwise_or.Scalar", &wrapper_bitwise_or_Scalar>());
+  m.impl("bitwise_or.Tensor_out", flagos::with_dtype_fallback<"bitwise_or.Tensor_out", &wrapper_bitwise_or_Tensor_out>());
+  m.impl("bitwise_or_.Scalar", flagos::with_dtype_fallback<"bitwise_or_.Scalar", &wrapper_bitwise_or__Scalar>());
+  m.impl("ceil.out", flagos::with_dtype_fallback<"ceil.out", &wrapper_ceil_out>());
+  m.impl("cumsum.out", flagos::with_dtype_fallback<"cumsum.out", &wrapper_cumsum_out>());
+  m.impl("div.Scalar", flagos::with_dtype_fallback<"div.Scalar", &wrapper_div_Scalar>());
+  m.impl("exp2", flagos::with_dtype_fallback<"exp2", &wrapper_exp2>());
+  m.impl("floor_", flagos::with_dtype_fallback<"floor_", &wrapper_floor_>());
+  m.impl("ge.Scalar", flagos::with_dtype_fallback<"ge.Scalar", &wrapper_ge_Scalar>());
+  m.impl("lerp.Scalar_out", flagos::with_dtype_fallback<"lerp.Scalar_out", &wrapper_lerp_Scalar_out>());
+  m.impl("lerp.Tensor_out", flagos::with_dtype_fallback<"lerp.Tensor_out", &wrapper_lerp_Tensor_out>());
+  m.impl("log10", flagos::with_dtype_fallback<"log10", &wrapper_log10>());
+  m.impl("log1p.out", flagos::with_dtype_fallback<"log1p.out", &wrapper_log1p_out>());
+  m.impl("logical_and.out", flagos::with_dtype_fallback<"logical_and.out", &wrapper_logical_and_out>());
+  m.impl("logical_not", flagos::with_dtype_fallback<"logical_not", &wrapper_logical_not>());
+  m.impl("lt.Scalar", flagos::with_dtype_fallback<"lt.Scalar", &wrapper_lt_Scalar>());
+  m.impl("max", flagos::with_dtype_fallback<"max", &wrapper_max>());
+  m.impl("pow.Scalar", flagos::with_dtype_fallback<"pow.Scalar", &wrapper_pow_Scalar>());
+  m.impl("silu", flagos::with_dtype_fallback<"silu", &wrapper_silu>());
+  m.impl("sinh_", flagos::with_dtype_fallback<"sinh_", &wrapper_sinh_>());
+  m.impl("tan", flagos::with_dtype_fallback<"tan", &wrapper_tan>());
+  m.impl("threshold_backward.grad_input", flagos::with_dtype_fallback<"threshold_backward.grad_input", &wrapper_threshold_backward_grad_input>());
 }

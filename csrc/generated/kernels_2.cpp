@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAcos.h"
@@ -295,23 +298,23 @@ at::Tensor wrapper_zeros(c10::SymIntArrayRef size, ::std::optional<at::ScalarTyp
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("acos_", TORCH_FN(wrapper_acos_));
-  m.impl("arange", TORCH_FN(wrapper_arange));
-  m.impl("bitwise_and_.Tensor", TORCH_FN(wrapper_bitwise_and__Tensor));
-  m.impl("clamp_min.Tensor", TORCH_FN(wrapper_clamp_min_Tensor));
-  m.impl("exp_", TORCH_FN(wrapper_exp_));
-  m.impl("ge.Tensor", TORCH_FN(wrapper_ge_Tensor));
-  m.impl("log1p_", TORCH_FN(wrapper_log1p_));
-  m.impl("logical_not_", TORCH_FN(wrapper_logical_not_));
-  m.impl("logical_or", TORCH_FN(wrapper_logical_or));
-  m.impl("logical_or_", TORCH_FN(wrapper_logical_or_));
-  m.impl("mul.Tensor", TORCH_FN(wrapper_mul_Tensor));
-  m.impl("pow.Tensor_Tensor", TORCH_FN(wrapper_pow_Tensor_Tensor));
-  m.impl("reciprocal.out", TORCH_FN(wrapper_reciprocal_out));
-  m.impl("reciprocal_", TORCH_FN(wrapper_reciprocal_));
-  m.impl("sigmoid.out", TORCH_FN(wrapper_sigmoid_out));
-  m.impl("sigmoid_backward", TORCH_FN(wrapper_sigmoid_backward));
-  m.impl("tanh.out", TORCH_FN(wrapper_tanh_out));
-  m.impl("triu", TORCH_FN(wrapper_triu));
-  m.impl("zeros", TORCH_FN(wrapper_zeros));
+  m.impl("acos_", flagos::with_dtype_fallback<"acos_", &wrapper_acos_>());
+  m.impl("arange", flagos::with_dtype_fallback<"arange", &wrapper_arange>());
+  m.impl("bitwise_and_.Tensor", flagos::with_dtype_fallback<"bitwise_and_.Tensor", &wrapper_bitwise_and__Tensor>());
+  m.impl("clamp_min.Tensor", flagos::with_dtype_fallback<"clamp_min.Tensor", &wrapper_clamp_min_Tensor>());
+  m.impl("exp_", flagos::with_dtype_fallback<"exp_", &wrapper_exp_>());
+  m.impl("ge.Tensor", flagos::with_dtype_fallback<"ge.Tensor", &wrapper_ge_Tensor>());
+  m.impl("log1p_", flagos::with_dtype_fallback<"log1p_", &wrapper_log1p_>());
+  m.impl("logical_not_", flagos::with_dtype_fallback<"logical_not_", &wrapper_logical_not_>());
+  m.impl("logical_or", flagos::with_dtype_fallback<"logical_or", &wrapper_logical_or>());
+  m.impl("logical_or_", flagos::with_dtype_fallback<"logical_or_", &wrapper_logical_or_>());
+  m.impl("mul.Tensor", flagos::with_dtype_fallback<"mul.Tensor", &wrapper_mul_Tensor>());
+  m.impl("pow.Tensor_Tensor", flagos::with_dtype_fallback<"pow.Tensor_Tensor", &wrapper_pow_Tensor_Tensor>());
+  m.impl("reciprocal.out", flagos::with_dtype_fallback<"reciprocal.out", &wrapper_reciprocal_out>());
+  m.impl("reciprocal_", flagos::with_dtype_fallback<"reciprocal_", &wrapper_reciprocal_>());
+  m.impl("sigmoid.out", flagos::with_dtype_fallback<"sigmoid.out", &wrapper_sigmoid_out>());
+  m.impl("sigmoid_backward", flagos::with_dtype_fallback<"sigmoid_backward", &wrapper_sigmoid_backward>());
+  m.impl("tanh.out", flagos::with_dtype_fallback<"tanh.out", &wrapper_tanh_out>());
+  m.impl("triu", flagos::with_dtype_fallback<"triu", &wrapper_triu>());
+  m.impl("zeros", flagos::with_dtype_fallback<"zeros", &wrapper_zeros>());
 }

@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAdd.h"
@@ -410,30 +413,30 @@ at::Tensor wrapper_sigmoid(const at::Tensor & self) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("add.Tensor", TORCH_FN(wrapper_add_Tensor));
-  m.impl("addcdiv.out", TORCH_FN(wrapper_addcdiv_out));
-  m.impl("addr.out", TORCH_FN(wrapper_addr_out));
-  m.impl("asin_", TORCH_FN(wrapper_asin_));
-  m.impl("atan", TORCH_FN(wrapper_atan));
-  m.impl("atan.out", TORCH_FN(wrapper_atan_out));
-  m.impl("bitwise_and.Tensor_out", TORCH_FN(wrapper_bitwise_and_Tensor_out));
-  m.impl("bitwise_and_.Scalar", TORCH_FN(wrapper_bitwise_and__Scalar));
-  m.impl("bitwise_xor_.Tensor", TORCH_FN(wrapper_bitwise_xor__Tensor));
-  m.impl("clamp_min", TORCH_FN(wrapper_clamp_min));
-  m.impl("clamp_min_", TORCH_FN(wrapper_clamp_min_));
-  m.impl("clamp_min_.Tensor", TORCH_FN(wrapper_clamp_min__Tensor));
-  m.impl("expm1.out", TORCH_FN(wrapper_expm1_out));
-  m.impl("fmod.Tensor", TORCH_FN(wrapper_fmod_Tensor));
-  m.impl("gt.Tensor", TORCH_FN(wrapper_gt_Tensor));
-  m.impl("lerp_.Scalar", TORCH_FN(wrapper_lerp__Scalar));
-  m.impl("log.out", TORCH_FN(wrapper_log_out));
-  m.impl("logical_and", TORCH_FN(wrapper_logical_and));
-  m.impl("min.dim_min", TORCH_FN(wrapper_min_dim_min));
-  m.impl("native_layer_norm_backward", TORCH_FN(wrapper_native_layer_norm_backward));
-  m.impl("pow.Tensor_Scalar", TORCH_FN(wrapper_pow_Tensor_Scalar));
-  m.impl("pow_.Scalar", TORCH_FN(wrapper_pow__Scalar));
-  m.impl("prod.dim_int", TORCH_FN(wrapper_prod_dim_int));
-  m.impl("round.out", TORCH_FN(wrapper_round_out));
-  m.impl("round_", TORCH_FN(wrapper_round_));
-  m.impl("sigmoid", TORCH_FN(wrapper_sigmoid));
+  m.impl("add.Tensor", flagos::with_dtype_fallback<"add.Tensor", &wrapper_add_Tensor>());
+  m.impl("addcdiv.out", flagos::with_dtype_fallback<"addcdiv.out", &wrapper_addcdiv_out>());
+  m.impl("addr.out", flagos::with_dtype_fallback<"addr.out", &wrapper_addr_out>());
+  m.impl("asin_", flagos::with_dtype_fallback<"asin_", &wrapper_asin_>());
+  m.impl("atan", flagos::with_dtype_fallback<"atan", &wrapper_atan>());
+  m.impl("atan.out", flagos::with_dtype_fallback<"atan.out", &wrapper_atan_out>());
+  m.impl("bitwise_and.Tensor_out", flagos::with_dtype_fallback<"bitwise_and.Tensor_out", &wrapper_bitwise_and_Tensor_out>());
+  m.impl("bitwise_and_.Scalar", flagos::with_dtype_fallback<"bitwise_and_.Scalar", &wrapper_bitwise_and__Scalar>());
+  m.impl("bitwise_xor_.Tensor", flagos::with_dtype_fallback<"bitwise_xor_.Tensor", &wrapper_bitwise_xor__Tensor>());
+  m.impl("clamp_min", flagos::with_dtype_fallback<"clamp_min", &wrapper_clamp_min>());
+  m.impl("clamp_min_", flagos::with_dtype_fallback<"clamp_min_", &wrapper_clamp_min_>());
+  m.impl("clamp_min_.Tensor", flagos::with_dtype_fallback<"clamp_min_.Tensor", &wrapper_clamp_min__Tensor>());
+  m.impl("expm1.out", flagos::with_dtype_fallback<"expm1.out", &wrapper_expm1_out>());
+  m.impl("fmod.Tensor", flagos::with_dtype_fallback<"fmod.Tensor", &wrapper_fmod_Tensor>());
+  m.impl("gt.Tensor", flagos::with_dtype_fallback<"gt.Tensor", &wrapper_gt_Tensor>());
+  m.impl("lerp_.Scalar", flagos::with_dtype_fallback<"lerp_.Scalar", &wrapper_lerp__Scalar>());
+  m.impl("log.out", flagos::with_dtype_fallback<"log.out", &wrapper_log_out>());
+  m.impl("logical_and", flagos::with_dtype_fallback<"logical_and", &wrapper_logical_and>());
+  m.impl("min.dim_min", flagos::with_dtype_fallback<"min.dim_min", &wrapper_min_dim_min>());
+  m.impl("native_layer_norm_backward", flagos::with_dtype_fallback<"native_layer_norm_backward", &wrapper_native_layer_norm_backward>());
+  m.impl("pow.Tensor_Scalar", flagos::with_dtype_fallback<"pow.Tensor_Scalar", &wrapper_pow_Tensor_Scalar>());
+  m.impl("pow_.Scalar", flagos::with_dtype_fallback<"pow_.Scalar", &wrapper_pow__Scalar>());
+  m.impl("prod.dim_int", flagos::with_dtype_fallback<"prod.dim_int", &wrapper_prod_dim_int>());
+  m.impl("round.out", flagos::with_dtype_fallback<"round.out", &wrapper_round_out>());
+  m.impl("round_", flagos::with_dtype_fallback<"round_", &wrapper_round_>());
+  m.impl("sigmoid", flagos::with_dtype_fallback<"sigmoid", &wrapper_sigmoid>());
 }

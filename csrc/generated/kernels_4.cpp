@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAbs.h"
@@ -359,30 +362,30 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("abs", TORCH_FN(wrapper_abs));
-  m.impl("add_.Tensor", TORCH_FN(wrapper_add__Tensor));
-  m.impl("addcdiv", TORCH_FN(wrapper_addcdiv));
-  m.impl("addcmul_", TORCH_FN(wrapper_addcmul_));
-  m.impl("all.dim", TORCH_FN(wrapper_all_dim));
-  m.impl("arange.start", TORCH_FN(wrapper_arange_start));
-  m.impl("arange.start_out", TORCH_FN(wrapper_arange_start_out));
-  m.impl("bitwise_and.Scalar", TORCH_FN(wrapper_bitwise_and_Scalar));
-  m.impl("bitwise_xor_.Scalar", TORCH_FN(wrapper_bitwise_xor__Scalar));
-  m.impl("clamp_max.Tensor", TORCH_FN(wrapper_clamp_max_Tensor));
-  m.impl("clamp_max_", TORCH_FN(wrapper_clamp_max_));
-  m.impl("eq.Scalar", TORCH_FN(wrapper_eq_Scalar));
-  m.impl("floor", TORCH_FN(wrapper_floor));
-  m.impl("isinf", TORCH_FN(wrapper_isinf));
-  m.impl("isnan", TORCH_FN(wrapper_isnan));
-  m.impl("log10.out", TORCH_FN(wrapper_log10_out));
-  m.impl("neg_", TORCH_FN(wrapper_neg_));
-  m.impl("pow.Tensor_Scalar_out", TORCH_FN(wrapper_pow_Tensor_Scalar_out));
-  m.impl("rsqrt", TORCH_FN(wrapper_rsqrt));
-  m.impl("rsqrt_", TORCH_FN(wrapper_rsqrt_));
-  m.impl("sign", TORCH_FN(wrapper_sign));
-  m.impl("silu.out", TORCH_FN(wrapper_silu_out));
-  m.impl("sqrt", TORCH_FN(wrapper_sqrt));
-  m.impl("tanh_backward", TORCH_FN(wrapper_tanh_backward));
-  m.impl("trunc_", TORCH_FN(wrapper_trunc_));
-  m.impl("where.self_out", TORCH_FN(wrapper_where_self_out));
+  m.impl("abs", flagos::with_dtype_fallback<"abs", &wrapper_abs>());
+  m.impl("add_.Tensor", flagos::with_dtype_fallback<"add_.Tensor", &wrapper_add__Tensor>());
+  m.impl("addcdiv", flagos::with_dtype_fallback<"addcdiv", &wrapper_addcdiv>());
+  m.impl("addcmul_", flagos::with_dtype_fallback<"addcmul_", &wrapper_addcmul_>());
+  m.impl("all.dim", flagos::with_dtype_fallback<"all.dim", &wrapper_all_dim>());
+  m.impl("arange.start", flagos::with_dtype_fallback<"arange.start", &wrapper_arange_start>());
+  m.impl("arange.start_out", flagos::with_dtype_fallback<"arange.start_out", &wrapper_arange_start_out>());
+  m.impl("bitwise_and.Scalar", flagos::with_dtype_fallback<"bitwise_and.Scalar", &wrapper_bitwise_and_Scalar>());
+  m.impl("bitwise_xor_.Scalar", flagos::with_dtype_fallback<"bitwise_xor_.Scalar", &wrapper_bitwise_xor__Scalar>());
+  m.impl("clamp_max.Tensor", flagos::with_dtype_fallback<"clamp_max.Tensor", &wrapper_clamp_max_Tensor>());
+  m.impl("clamp_max_", flagos::with_dtype_fallback<"clamp_max_", &wrapper_clamp_max_>());
+  m.impl("eq.Scalar", flagos::with_dtype_fallback<"eq.Scalar", &wrapper_eq_Scalar>());
+  m.impl("floor", flagos::with_dtype_fallback<"floor", &wrapper_floor>());
+  m.impl("isinf", flagos::with_dtype_fallback<"isinf", &wrapper_isinf>());
+  m.impl("isnan", flagos::with_dtype_fallback<"isnan", &wrapper_isnan>());
+  m.impl("log10.out", flagos::with_dtype_fallback<"log10.out", &wrapper_log10_out>());
+  m.impl("neg_", flagos::with_dtype_fallback<"neg_", &wrapper_neg_>());
+  m.impl("pow.Tensor_Scalar_out", flagos::with_dtype_fallback<"pow.Tensor_Scalar_out", &wrapper_pow_Tensor_Scalar_out>());
+  m.impl("rsqrt", flagos::with_dtype_fallback<"rsqrt", &wrapper_rsqrt>());
+  m.impl("rsqrt_", flagos::with_dtype_fallback<"rsqrt_", &wrapper_rsqrt_>());
+  m.impl("sign", flagos::with_dtype_fallback<"sign", &wrapper_sign>());
+  m.impl("silu.out", flagos::with_dtype_fallback<"silu.out", &wrapper_silu_out>());
+  m.impl("sqrt", flagos::with_dtype_fallback<"sqrt", &wrapper_sqrt>());
+  m.impl("tanh_backward", flagos::with_dtype_fallback<"tanh_backward", &wrapper_tanh_backward>());
+  m.impl("trunc_", flagos::with_dtype_fallback<"trunc_", &wrapper_trunc_>());
+  m.impl("where.self_out", flagos::with_dtype_fallback<"where.self_out", &wrapper_where_self_out>());
 }

@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAbs.h"
@@ -435,33 +438,33 @@ at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & s
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_log_softmax_backward_data", TORCH_FN(wrapper__log_softmax_backward_data));
-  m.impl("_softmax", TORCH_FN(wrapper__softmax));
-  m.impl("abs.out", TORCH_FN(wrapper_abs_out));
-  m.impl("addr", TORCH_FN(wrapper_addr));
-  m.impl("amax", TORCH_FN(wrapper_amax));
-  m.impl("baddbmm", TORCH_FN(wrapper_baddbmm));
-  m.impl("clamp_max.Tensor_out", TORCH_FN(wrapper_clamp_max_Tensor_out));
-  m.impl("cosh", TORCH_FN(wrapper_cosh));
-  m.impl("cumsum", TORCH_FN(wrapper_cumsum));
-  m.impl("exp", TORCH_FN(wrapper_exp));
-  m.impl("le.Tensor", TORCH_FN(wrapper_le_Tensor));
-  m.impl("lerp.Scalar", TORCH_FN(wrapper_lerp_Scalar));
-  m.impl("linalg_vector_norm", TORCH_FN(wrapper_linalg_vector_norm));
-  m.impl("log10_", TORCH_FN(wrapper_log10_));
-  m.impl("log1p", TORCH_FN(wrapper_log1p));
-  m.impl("log2.out", TORCH_FN(wrapper_log2_out));
-  m.impl("log2_", TORCH_FN(wrapper_log2_));
-  m.impl("logical_not.out", TORCH_FN(wrapper_logical_not_out));
-  m.impl("mul.Scalar", TORCH_FN(wrapper_mul_Scalar));
-  m.impl("reciprocal", TORCH_FN(wrapper_reciprocal));
-  m.impl("remainder_.Tensor", TORCH_FN(wrapper_remainder__Tensor));
-  m.impl("silu_backward", TORCH_FN(wrapper_silu_backward));
-  m.impl("silu_backward.grad_input", TORCH_FN(wrapper_silu_backward_grad_input));
-  m.impl("sub.Tensor", TORCH_FN(wrapper_sub_Tensor));
-  m.impl("sum", TORCH_FN(wrapper_sum));
-  m.impl("tan.out", TORCH_FN(wrapper_tan_out));
-  m.impl("tanh", TORCH_FN(wrapper_tanh));
-  m.impl("trunc", TORCH_FN(wrapper_trunc));
-  m.impl("where.self", TORCH_FN(wrapper_where_self));
+  m.impl("_log_softmax_backward_data", flagos::with_dtype_fallback<"_log_softmax_backward_data", &wrapper__log_softmax_backward_data>());
+  m.impl("_softmax", flagos::with_dtype_fallback<"_softmax", &wrapper__softmax>());
+  m.impl("abs.out", flagos::with_dtype_fallback<"abs.out", &wrapper_abs_out>());
+  m.impl("addr", flagos::with_dtype_fallback<"addr", &wrapper_addr>());
+  m.impl("amax", flagos::with_dtype_fallback<"amax", &wrapper_amax>());
+  m.impl("baddbmm", flagos::with_dtype_fallback<"baddbmm", &wrapper_baddbmm>());
+  m.impl("clamp_max.Tensor_out", flagos::with_dtype_fallback<"clamp_max.Tensor_out", &wrapper_clamp_max_Tensor_out>());
+  m.impl("cosh", flagos::with_dtype_fallback<"cosh", &wrapper_cosh>());
+  m.impl("cumsum", flagos::with_dtype_fallback<"cumsum", &wrapper_cumsum>());
+  m.impl("exp", flagos::with_dtype_fallback<"exp", &wrapper_exp>());
+  m.impl("le.Tensor", flagos::with_dtype_fallback<"le.Tensor", &wrapper_le_Tensor>());
+  m.impl("lerp.Scalar", flagos::with_dtype_fallback<"lerp.Scalar", &wrapper_lerp_Scalar>());
+  m.impl("linalg_vector_norm", flagos::with_dtype_fallback<"linalg_vector_norm", &wrapper_linalg_vector_norm>());
+  m.impl("log10_", flagos::with_dtype_fallback<"log10_", &wrapper_log10_>());
+  m.impl("log1p", flagos::with_dtype_fallback<"log1p", &wrapper_log1p>());
+  m.impl("log2.out", flagos::with_dtype_fallback<"log2.out", &wrapper_log2_out>());
+  m.impl("log2_", flagos::with_dtype_fallback<"log2_", &wrapper_log2_>());
+  m.impl("logical_not.out", flagos::with_dtype_fallback<"logical_not.out", &wrapper_logical_not_out>());
+  m.impl("mul.Scalar", flagos::with_dtype_fallback<"mul.Scalar", &wrapper_mul_Scalar>());
+  m.impl("reciprocal", flagos::with_dtype_fallback<"reciprocal", &wrapper_reciprocal>());
+  m.impl("remainder_.Tensor", flagos::with_dtype_fallback<"remainder_.Tensor", &wrapper_remainder__Tensor>());
+  m.impl("silu_backward", flagos::with_dtype_fallback<"silu_backward", &wrapper_silu_backward>());
+  m.impl("silu_backward.grad_input", flagos::with_dtype_fallback<"silu_backward.grad_input", &wrapper_silu_backward_grad_input>());
+  m.impl("sub.Tensor", flagos::with_dtype_fallback<"sub.Tensor", &wrapper_sub_Tensor>());
+  m.impl("sum", flagos::with_dtype_fallback<"sum", &wrapper_sum>());
+  m.impl("tan.out", flagos::with_dtype_fallback<"tan.out", &wrapper_tan_out>());
+  m.impl("tanh", flagos::with_dtype_fallback<"tanh", &wrapper_tanh>());
+  m.impl("trunc", flagos::with_dtype_fallback<"trunc", &wrapper_trunc>());
+  m.impl("where.self", flagos::with_dtype_fallback<"where.self", &wrapper_where_self>());
 }

@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAbs.h"
@@ -370,30 +373,30 @@ at::Tensor & wrapper_tril_(at::Tensor & self, c10::SymInt diagonal) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("abs_", TORCH_FN(wrapper_abs_));
-  m.impl("add.out", TORCH_FN(wrapper_add_out));
-  m.impl("bitwise_not.out", TORCH_FN(wrapper_bitwise_not_out));
-  m.impl("bitwise_not_", TORCH_FN(wrapper_bitwise_not_));
-  m.impl("ceil_", TORCH_FN(wrapper_ceil_));
-  m.impl("cos.out", TORCH_FN(wrapper_cos_out));
-  m.impl("cos_", TORCH_FN(wrapper_cos_));
-  m.impl("expm1_", TORCH_FN(wrapper_expm1_));
-  m.impl("fmod.Scalar_out", TORCH_FN(wrapper_fmod_Scalar_out));
-  m.impl("fmod_.Scalar", TORCH_FN(wrapper_fmod__Scalar));
-  m.impl("le.Scalar", TORCH_FN(wrapper_le_Scalar));
-  m.impl("lerp.Tensor", TORCH_FN(wrapper_lerp_Tensor));
-  m.impl("logical_and_", TORCH_FN(wrapper_logical_and_));
-  m.impl("lt.Tensor", TORCH_FN(wrapper_lt_Tensor));
-  m.impl("max.dim", TORCH_FN(wrapper_max_dim));
-  m.impl("maximum", TORCH_FN(wrapper_maximum));
-  m.impl("min", TORCH_FN(wrapper_min));
-  m.impl("native_group_norm", TORCH_FN(wrapper_native_group_norm));
-  m.impl("norm.ScalarOpt_dim", TORCH_FN(wrapper_norm_ScalarOpt_dim));
-  m.impl("relu", TORCH_FN(wrapper_relu));
-  m.impl("remainder_.Scalar", TORCH_FN(wrapper_remainder__Scalar));
-  m.impl("round", TORCH_FN(wrapper_round));
-  m.impl("sign_", TORCH_FN(wrapper_sign_));
-  m.impl("sqrt.out", TORCH_FN(wrapper_sqrt_out));
-  m.impl("sqrt_", TORCH_FN(wrapper_sqrt_));
-  m.impl("tril_", TORCH_FN(wrapper_tril_));
+  m.impl("abs_", flagos::with_dtype_fallback<"abs_", &wrapper_abs_>());
+  m.impl("add.out", flagos::with_dtype_fallback<"add.out", &wrapper_add_out>());
+  m.impl("bitwise_not.out", flagos::with_dtype_fallback<"bitwise_not.out", &wrapper_bitwise_not_out>());
+  m.impl("bitwise_not_", flagos::with_dtype_fallback<"bitwise_not_", &wrapper_bitwise_not_>());
+  m.impl("ceil_", flagos::with_dtype_fallback<"ceil_", &wrapper_ceil_>());
+  m.impl("cos.out", flagos::with_dtype_fallback<"cos.out", &wrapper_cos_out>());
+  m.impl("cos_", flagos::with_dtype_fallback<"cos_", &wrapper_cos_>());
+  m.impl("expm1_", flagos::with_dtype_fallback<"expm1_", &wrapper_expm1_>());
+  m.impl("fmod.Scalar_out", flagos::with_dtype_fallback<"fmod.Scalar_out", &wrapper_fmod_Scalar_out>());
+  m.impl("fmod_.Scalar", flagos::with_dtype_fallback<"fmod_.Scalar", &wrapper_fmod__Scalar>());
+  m.impl("le.Scalar", flagos::with_dtype_fallback<"le.Scalar", &wrapper_le_Scalar>());
+  m.impl("lerp.Tensor", flagos::with_dtype_fallback<"lerp.Tensor", &wrapper_lerp_Tensor>());
+  m.impl("logical_and_", flagos::with_dtype_fallback<"logical_and_", &wrapper_logical_and_>());
+  m.impl("lt.Tensor", flagos::with_dtype_fallback<"lt.Tensor", &wrapper_lt_Tensor>());
+  m.impl("max.dim", flagos::with_dtype_fallback<"max.dim", &wrapper_max_dim>());
+  m.impl("maximum", flagos::with_dtype_fallback<"maximum", &wrapper_maximum>());
+  m.impl("min", flagos::with_dtype_fallback<"min", &wrapper_min>());
+  m.impl("native_group_norm", flagos::with_dtype_fallback<"native_group_norm", &wrapper_native_group_norm>());
+  m.impl("norm.ScalarOpt_dim", flagos::with_dtype_fallback<"norm.ScalarOpt_dim", &wrapper_norm_ScalarOpt_dim>());
+  m.impl("relu", flagos::with_dtype_fallback<"relu", &wrapper_relu>());
+  m.impl("remainder_.Scalar", flagos::with_dtype_fallback<"remainder_.Scalar", &wrapper_remainder__Scalar>());
+  m.impl("round", flagos::with_dtype_fallback<"round", &wrapper_round>());
+  m.impl("sign_", flagos::with_dtype_fallback<"sign_", &wrapper_sign_>());
+  m.impl("sqrt.out", flagos::with_dtype_fallback<"sqrt.out", &wrapper_sqrt_out>());
+  m.impl("sqrt_", flagos::with_dtype_fallback<"sqrt_", &wrapper_sqrt_>());
+  m.impl("tril_", flagos::with_dtype_fallback<"tril_", &wrapper_tril_>());
 }

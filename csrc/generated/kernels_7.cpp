@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAll.h"
@@ -362,27 +365,27 @@ at::Tensor & wrapper_trunc_out(const at::Tensor & self, at::Tensor & out) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_log_softmax", TORCH_FN(wrapper__log_softmax));
-  m.impl("_softmax_backward_data", TORCH_FN(wrapper__softmax_backward_data));
-  m.impl("all", TORCH_FN(wrapper_all));
-  m.impl("bitwise_xor.Scalar", TORCH_FN(wrapper_bitwise_xor_Scalar));
-  m.impl("clamp_min.out", TORCH_FN(wrapper_clamp_min_out));
-  m.impl("cos", TORCH_FN(wrapper_cos));
-  m.impl("cumprod", TORCH_FN(wrapper_cumprod));
-  m.impl("div.out", TORCH_FN(wrapper_div_out));
-  m.impl("exp.out", TORCH_FN(wrapper_exp_out));
-  m.impl("log", TORCH_FN(wrapper_log));
-  m.impl("log_", TORCH_FN(wrapper_log_));
-  m.impl("logical_xor_", TORCH_FN(wrapper_logical_xor_));
-  m.impl("max.dim_max", TORCH_FN(wrapper_max_dim_max));
-  m.impl("min.dim", TORCH_FN(wrapper_min_dim));
-  m.impl("minimum", TORCH_FN(wrapper_minimum));
-  m.impl("mul_.Tensor", TORCH_FN(wrapper_mul__Tensor));
-  m.impl("ne.Tensor", TORCH_FN(wrapper_ne_Tensor));
-  m.impl("relu_", TORCH_FN(wrapper_relu_));
-  m.impl("remainder.Tensor", TORCH_FN(wrapper_remainder_Tensor));
-  m.impl("sin_", TORCH_FN(wrapper_sin_));
-  m.impl("tanh_backward.grad_input", TORCH_FN(wrapper_tanh_backward_grad_input));
-  m.impl("threshold_backward", TORCH_FN(wrapper_threshold_backward));
-  m.impl("trunc.out", TORCH_FN(wrapper_trunc_out));
+  m.impl("_log_softmax", flagos::with_dtype_fallback<"_log_softmax", &wrapper__log_softmax>());
+  m.impl("_softmax_backward_data", flagos::with_dtype_fallback<"_softmax_backward_data", &wrapper__softmax_backward_data>());
+  m.impl("all", flagos::with_dtype_fallback<"all", &wrapper_all>());
+  m.impl("bitwise_xor.Scalar", flagos::with_dtype_fallback<"bitwise_xor.Scalar", &wrapper_bitwise_xor_Scalar>());
+  m.impl("clamp_min.out", flagos::with_dtype_fallback<"clamp_min.out", &wrapper_clamp_min_out>());
+  m.impl("cos", flagos::with_dtype_fallback<"cos", &wrapper_cos>());
+  m.impl("cumprod", flagos::with_dtype_fallback<"cumprod", &wrapper_cumprod>());
+  m.impl("div.out", flagos::with_dtype_fallback<"div.out", &wrapper_div_out>());
+  m.impl("exp.out", flagos::with_dtype_fallback<"exp.out", &wrapper_exp_out>());
+  m.impl("log", flagos::with_dtype_fallback<"log", &wrapper_log>());
+  m.impl("log_", flagos::with_dtype_fallback<"log_", &wrapper_log_>());
+  m.impl("logical_xor_", flagos::with_dtype_fallback<"logical_xor_", &wrapper_logical_xor_>());
+  m.impl("max.dim_max", flagos::with_dtype_fallback<"max.dim_max", &wrapper_max_dim_max>());
+  m.impl("min.dim", flagos::with_dtype_fallback<"min.dim", &wrapper_min_dim>());
+  m.impl("minimum", flagos::with_dtype_fallback<"minimum", &wrapper_minimum>());
+  m.impl("mul_.Tensor", flagos::with_dtype_fallback<"mul_.Tensor", &wrapper_mul__Tensor>());
+  m.impl("ne.Tensor", flagos::with_dtype_fallback<"ne.Tensor", &wrapper_ne_Tensor>());
+  m.impl("relu_", flagos::with_dtype_fallback<"relu_", &wrapper_relu_>());
+  m.impl("remainder.Tensor", flagos::with_dtype_fallback<"remainder.Tensor", &wrapper_remainder_Tensor>());
+  m.impl("sin_", flagos::with_dtype_fallback<"sin_", &wrapper_sin_>());
+  m.impl("tanh_backward.grad_input", flagos::with_dtype_fallback<"tanh_backward.grad_input", &wrapper_tanh_backward_grad_input>());
+  m.impl("threshold_backward", flagos::with_dtype_fallback<"threshold_backward", &wrapper_threshold_backward>());
+  m.impl("trunc.out", flagos::with_dtype_fallback<"trunc.out", &wrapper_trunc_out>());
 }

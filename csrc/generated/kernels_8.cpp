@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAcos.h"
@@ -413,32 +416,32 @@ at::Tensor & wrapper_tan_(at::Tensor & self) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("acos.out", TORCH_FN(wrapper_acos_out));
-  m.impl("addcmul", TORCH_FN(wrapper_addcmul));
-  m.impl("all.dims", TORCH_FN(wrapper_all_dims));
-  m.impl("amin", TORCH_FN(wrapper_amin));
-  m.impl("argmax", TORCH_FN(wrapper_argmax));
-  m.impl("atan_", TORCH_FN(wrapper_atan_));
-  m.impl("bitwise_not", TORCH_FN(wrapper_bitwise_not));
-  m.impl("bitwise_or.Tensor", TORCH_FN(wrapper_bitwise_or_Tensor));
-  m.impl("bitwise_xor.Scalar_out", TORCH_FN(wrapper_bitwise_xor_Scalar_out));
-  m.impl("clamp_max.out", TORCH_FN(wrapper_clamp_max_out));
-  m.impl("erf", TORCH_FN(wrapper_erf));
-  m.impl("erfc.out", TORCH_FN(wrapper_erfc_out));
-  m.impl("floor.out", TORCH_FN(wrapper_floor_out));
-  m.impl("full", TORCH_FN(wrapper_full));
-  m.impl("gt.Scalar", TORCH_FN(wrapper_gt_Scalar));
-  m.impl("lerp_.Tensor", TORCH_FN(wrapper_lerp__Tensor));
-  m.impl("log2", TORCH_FN(wrapper_log2));
-  m.impl("logical_xor", TORCH_FN(wrapper_logical_xor));
-  m.impl("ne.Scalar", TORCH_FN(wrapper_ne_Scalar));
-  m.impl("neg.out", TORCH_FN(wrapper_neg_out));
-  m.impl("pow.Scalar_out", TORCH_FN(wrapper_pow_Scalar_out));
-  m.impl("pow_.Tensor", TORCH_FN(wrapper_pow__Tensor));
-  m.impl("remainder.Scalar", TORCH_FN(wrapper_remainder_Scalar));
-  m.impl("sigmoid_", TORCH_FN(wrapper_sigmoid_));
-  m.impl("sigmoid_backward.grad_input", TORCH_FN(wrapper_sigmoid_backward_grad_input));
-  m.impl("sign.out", TORCH_FN(wrapper_sign_out));
-  m.impl("sinh", TORCH_FN(wrapper_sinh));
-  m.impl("tan_", TORCH_FN(wrapper_tan_));
+  m.impl("acos.out", flagos::with_dtype_fallback<"acos.out", &wrapper_acos_out>());
+  m.impl("addcmul", flagos::with_dtype_fallback<"addcmul", &wrapper_addcmul>());
+  m.impl("all.dims", flagos::with_dtype_fallback<"all.dims", &wrapper_all_dims>());
+  m.impl("amin", flagos::with_dtype_fallback<"amin", &wrapper_amin>());
+  m.impl("argmax", flagos::with_dtype_fallback<"argmax", &wrapper_argmax>());
+  m.impl("atan_", flagos::with_dtype_fallback<"atan_", &wrapper_atan_>());
+  m.impl("bitwise_not", flagos::with_dtype_fallback<"bitwise_not", &wrapper_bitwise_not>());
+  m.impl("bitwise_or.Tensor", flagos::with_dtype_fallback<"bitwise_or.Tensor", &wrapper_bitwise_or_Tensor>());
+  m.impl("bitwise_xor.Scalar_out", flagos::with_dtype_fallback<"bitwise_xor.Scalar_out", &wrapper_bitwise_xor_Scalar_out>());
+  m.impl("clamp_max.out", flagos::with_dtype_fallback<"clamp_max.out", &wrapper_clamp_max_out>());
+  m.impl("erf", flagos::with_dtype_fallback<"erf", &wrapper_erf>());
+  m.impl("erfc.out", flagos::with_dtype_fallback<"erfc.out", &wrapper_erfc_out>());
+  m.impl("floor.out", flagos::with_dtype_fallback<"floor.out", &wrapper_floor_out>());
+  m.impl("full", flagos::with_dtype_fallback<"full", &wrapper_full>());
+  m.impl("gt.Scalar", flagos::with_dtype_fallback<"gt.Scalar", &wrapper_gt_Scalar>());
+  m.impl("lerp_.Tensor", flagos::with_dtype_fallback<"lerp_.Tensor", &wrapper_lerp__Tensor>());
+  m.impl("log2", flagos::with_dtype_fallback<"log2", &wrapper_log2>());
+  m.impl("logical_xor", flagos::with_dtype_fallback<"logical_xor", &wrapper_logical_xor>());
+  m.impl("ne.Scalar", flagos::with_dtype_fallback<"ne.Scalar", &wrapper_ne_Scalar>());
+  m.impl("neg.out", flagos::with_dtype_fallback<"neg.out", &wrapper_neg_out>());
+  m.impl("pow.Scalar_out", flagos::with_dtype_fallback<"pow.Scalar_out", &wrapper_pow_Scalar_out>());
+  m.impl("pow_.Tensor", flagos::with_dtype_fallback<"pow_.Tensor", &wrapper_pow__Tensor>());
+  m.impl("remainder.Scalar", flagos::with_dtype_fallback<"remainder.Scalar", &wrapper_remainder_Scalar>());
+  m.impl("sigmoid_", flagos::with_dtype_fallback<"sigmoid_", &wrapper_sigmoid_>());
+  m.impl("sigmoid_backward.grad_input", flagos::with_dtype_fallback<"sigmoid_backward.grad_input", &wrapper_sigmoid_backward_grad_input>());
+  m.impl("sign.out", flagos::with_dtype_fallback<"sign.out", &wrapper_sign_out>());
+  m.impl("sinh", flagos::with_dtype_fallback<"sinh", &wrapper_sinh>());
+  m.impl("tan_", flagos::with_dtype_fallback<"tan_", &wrapper_tan_>());
 }

@@ -4,12 +4,15 @@
 // Each wrapper checks its tensors' devices, resolves the launch device of its
 // policy, allocates its output there and launches through
 // FLAGOS_GUARDED_LAUNCH, which makes that device current for the launch.
+// Each is registered with the per-dtype CPU fallback (aten/dtype_fallback.h):
+// a dtype its ACLNN operator rejects runs on the CPU, counted and warned.
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "generated/kernel_support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAcos.h"
@@ -428,32 +431,32 @@ at::Tensor & wrapper_silu_(at::Tensor & self) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("acos", TORCH_FN(wrapper_acos));
-  m.impl("addcdiv_", TORCH_FN(wrapper_addcdiv_));
-  m.impl("addmv.out", TORCH_FN(wrapper_addmv_out));
-  m.impl("any.dim", TORCH_FN(wrapper_any_dim));
-  m.impl("arange.start_step", TORCH_FN(wrapper_arange_start_step));
-  m.impl("argmin", TORCH_FN(wrapper_argmin));
-  m.impl("atan2_", TORCH_FN(wrapper_atan2_));
-  m.impl("bitwise_and.Scalar_out", TORCH_FN(wrapper_bitwise_and_Scalar_out));
-  m.impl("bitwise_and.Tensor", TORCH_FN(wrapper_bitwise_and_Tensor));
-  m.impl("bitwise_or.Scalar_out", TORCH_FN(wrapper_bitwise_or_Scalar_out));
-  m.impl("ceil", TORCH_FN(wrapper_ceil));
-  m.impl("div_.Tensor", TORCH_FN(wrapper_div__Tensor));
-  m.impl("dot", TORCH_FN(wrapper_dot));
-  m.impl("eq.Tensor", TORCH_FN(wrapper_eq_Tensor));
-  m.impl("erf.out", TORCH_FN(wrapper_erf_out));
-  m.impl("erf_", TORCH_FN(wrapper_erf_));
-  m.impl("exp2.out", TORCH_FN(wrapper_exp2_out));
-  m.impl("exp2_", TORCH_FN(wrapper_exp2_));
-  m.impl("expm1", TORCH_FN(wrapper_expm1));
-  m.impl("fmod_.Tensor", TORCH_FN(wrapper_fmod__Tensor));
-  m.impl("logical_xor.out", TORCH_FN(wrapper_logical_xor_out));
-  m.impl("logsumexp", TORCH_FN(wrapper_logsumexp));
-  m.impl("mul.out", TORCH_FN(wrapper_mul_out));
-  m.impl("native_group_norm_backward", TORCH_FN(wrapper_native_group_norm_backward));
-  m.impl("neg", TORCH_FN(wrapper_neg));
-  m.impl("ones", TORCH_FN(wrapper_ones));
-  m.impl("prod", TORCH_FN(wrapper_prod));
-  m.impl("silu_", TORCH_FN(wrapper_silu_));
+  m.impl("acos", flagos::with_dtype_fallback<"acos", &wrapper_acos>());
+  m.impl("addcdiv_", flagos::with_dtype_fallback<"addcdiv_", &wrapper_addcdiv_>());
+  m.impl("addmv.out", flagos::with_dtype_fallback<"addmv.out", &wrapper_addmv_out>());
+  m.impl("any.dim", flagos::with_dtype_fallback<"any.dim", &wrapper_any_dim>());
+  m.impl("arange.start_step", flagos::with_dtype_fallback<"arange.start_step", &wrapper_arange_start_step>());
+  m.impl("argmin", flagos::with_dtype_fallback<"argmin", &wrapper_argmin>());
+  m.impl("atan2_", flagos::with_dtype_fallback<"atan2_", &wrapper_atan2_>());
+  m.impl("bitwise_and.Scalar_out", flagos::with_dtype_fallback<"bitwise_and.Scalar_out", &wrapper_bitwise_and_Scalar_out>());
+  m.impl("bitwise_and.Tensor", flagos::with_dtype_fallback<"bitwise_and.Tensor", &wrapper_bitwise_and_Tensor>());
+  m.impl("bitwise_or.Scalar_out", flagos::with_dtype_fallback<"bitwise_or.Scalar_out", &wrapper_bitwise_or_Scalar_out>());
+  m.impl("ceil", flagos::with_dtype_fallback<"ceil", &wrapper_ceil>());
+  m.impl("div_.Tensor", flagos::with_dtype_fallback<"div_.Tensor", &wrapper_div__Tensor>());
+  m.impl("dot", flagos::with_dtype_fallback<"dot", &wrapper_dot>());
+  m.impl("eq.Tensor", flagos::with_dtype_fallback<"eq.Tensor", &wrapper_eq_Tensor>());
+  m.impl("erf.out", flagos::with_dtype_fallback<"erf.out", &wrapper_erf_out>());
+  m.impl("erf_", flagos::with_dtype_fallback<"erf_", &wrapper_erf_>());
+  m.impl("exp2.out", flagos::with_dtype_fallback<"exp2.out", &wrapper_exp2_out>());
+  m.impl("exp2_", flagos::with_dtype_fallback<"exp2_", &wrapper_exp2_>());
+  m.impl("expm1", flagos::with_dtype_fallback<"expm1", &wrapper_expm1>());
+  m.impl("fmod_.Tensor", flagos::with_dtype_fallback<"fmod_.Tensor", &wrapper_fmod__Tensor>());
+  m.impl("logical_xor.out", flagos::with_dtype_fallback<"logical_xor.out", &wrapper_logical_xor_out>());
+  m.impl("logsumexp", flagos::with_dtype_fallback<"logsumexp", &wrapper_logsumexp>());
+  m.impl("mul.out", flagos::with_dtype_fallback<"mul.out", &wrapper_mul_out>());
+  m.impl("native_group_norm_backward", flagos::with_dtype_fallback<"native_group_norm_backward", &wrapper_native_group_norm_backward>());
+  m.impl("neg", flagos::with_dtype_fallback<"neg", &wrapper_neg>());
+  m.impl("ones", flagos::with_dtype_fallback<"ones", &wrapper_ones>());
+  m.impl("prod", flagos::with_dtype_fallback<"prod", &wrapper_prod>());
+  m.impl("silu_", flagos::with_dtype_fallback<"silu_", &wrapper_silu_>());
 }

@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -49,8 +50,8 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(non_finite_check_and_unscale));
-  m.impl("_amp_update_scale_", TORCH_FN(update_scale));
+  m.impl("_amp_foreach_non_finite_check_and_unscale_", flagos::with_dtype_fallback<"_amp_foreach_non_finite_check_and_unscale_", &non_finite_check_and_unscale>());
+  m.impl("_amp_update_scale_", flagos::with_dtype_fallback<"_amp_update_scale_", &update_scale>());
 }
 
 }  // namespace

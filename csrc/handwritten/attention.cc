@@ -48,6 +48,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/attention_support.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -204,8 +205,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(fused_attention));
-  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(fused_attention_backward));
+  m.impl("_scaled_dot_product_fused_attention_overrideable", flagos::with_dtype_fallback<"_scaled_dot_product_fused_attention_overrideable", &fused_attention>());
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", flagos::with_dtype_fallback<"_scaled_dot_product_fused_attention_overrideable_backward", &fused_attention_backward>());
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <optional>
 #include <tuple>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnBatchNorm.h"
@@ -190,12 +191,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_batch_norm", TORCH_FN(batch_norm_forward));
-  m.impl("native_batch_norm_backward", TORCH_FN(batch_norm_gradients));
-  m.impl("_native_batch_norm_legit", TORCH_FN(native_batch_norm_legit));
-  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(native_batch_norm_legit_no_stats));
-  m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
-  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
+  m.impl("native_batch_norm", flagos::with_dtype_fallback<"native_batch_norm", &batch_norm_forward>());
+  m.impl("native_batch_norm_backward", flagos::with_dtype_fallback<"native_batch_norm_backward", &batch_norm_gradients>());
+  m.impl("_native_batch_norm_legit", flagos::with_dtype_fallback<"_native_batch_norm_legit", &native_batch_norm_legit>());
+  m.impl("_native_batch_norm_legit.no_stats", flagos::with_dtype_fallback<"_native_batch_norm_legit.no_stats", &native_batch_norm_legit_no_stats>());
+  m.impl("_batch_norm_with_update", flagos::with_dtype_fallback<"_batch_norm_with_update", &batch_norm_with_update>());
+  m.impl("batch_norm_backward", flagos::with_dtype_fallback<"batch_norm_backward", &batch_norm_backward>());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnCat.h"
@@ -152,10 +153,10 @@ at::Tensor& stack_out(at::TensorList tensors, int64_t dim, at::Tensor& out) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cat", TORCH_FN(cat));
-  m.impl("cat.out", TORCH_FN(cat_out));
-  m.impl("stack", TORCH_FN(stack));
-  m.impl("stack.out", TORCH_FN(stack_out));
+  m.impl("cat", flagos::with_dtype_fallback<"cat", &cat>());
+  m.impl("cat.out", flagos::with_dtype_fallback<"cat.out", &cat_out>());
+  m.impl("stack", flagos::with_dtype_fallback<"stack", &stack>());
+  m.impl("stack.out", flagos::with_dtype_fallback<"stack.out", &stack_out>());
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnClamp.h"
 #include "generated/aclnn/aclnnClampTensor.h"
@@ -169,12 +170,12 @@ at::Tensor& clamp_tensor_out(const at::Tensor& self, const std::optional<at::Ten
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("clamp", TORCH_FN(clamp));
-  m.impl("clamp_", TORCH_FN(clamp_));
-  m.impl("clamp.out", TORCH_FN(clamp_out));
-  m.impl("clamp.Tensor", TORCH_FN(clamp_tensor));
-  m.impl("clamp_.Tensor", TORCH_FN(clamp_tensor_));
-  m.impl("clamp.Tensor_out", TORCH_FN(clamp_tensor_out));
+  m.impl("clamp", flagos::with_dtype_fallback<"clamp", &clamp>());
+  m.impl("clamp_", flagos::with_dtype_fallback<"clamp_", &clamp_>());
+  m.impl("clamp.out", flagos::with_dtype_fallback<"clamp.out", &clamp_out>());
+  m.impl("clamp.Tensor", flagos::with_dtype_fallback<"clamp.Tensor", &clamp_tensor>());
+  m.impl("clamp_.Tensor", flagos::with_dtype_fallback<"clamp_.Tensor", &clamp_tensor_>());
+  m.impl("clamp.Tensor_out", flagos::with_dtype_fallback<"clamp.Tensor_out", &clamp_tensor_out>());
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnConvolution.h"
@@ -169,8 +170,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_overrideable", TORCH_FN(convolution));
-  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
+  m.impl("convolution_overrideable", flagos::with_dtype_fallback<"convolution_overrideable", &convolution>());
+  m.impl("convolution_backward_overrideable", flagos::with_dtype_fallback<"convolution_backward_overrideable", &convolution_backward>());
 }
 
 }  // namespace

@@ -33,7 +33,11 @@
 
 #include <array>
 #include <atomic>
+#include <optional>
+#include <utility>
+#include <vector>
 
+#include "aten/fallback.h"
 #include "runtime/acl_check.h"
 #include "runtime/host_allocator.h"
 #include "runtime/launch.h"
@@ -48,6 +52,71 @@ void* data_of(const at::Tensor& t) {
          t.storage_offset() * static_cast<int64_t>(t.itemsize());
 }
 
+// aclnnInplaceCopy takes no unsigned type wider than a byte and no
+// ComplexHalf. A copy into such a dtype from the same dtype, or from an
+// integral source, is bit for bit the copy into the signed type of its width
+// (integer conversion wraps alike), so the launch sees that view instead.
+std::optional<at::ScalarType> bit_twin(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kUInt16: return at::kShort;
+    case at::kUInt32: return at::kInt;
+    case at::kUInt64: return at::kLong;
+    case at::kComplexHalf: return at::kInt;
+    default: return std::nullopt;
+  }
+}
+
+// CANN's operators take at most 8 dims. A copy of more is the same copy
+// over fewer dims wherever both tensors step through memory evenly across
+// adjacent dims (size-1 dims dropped, such neighbours merged): views of
+// dst and src (broadcast to dst's shape) with those dims, or nullopt when
+// more than 8 remain.
+std::optional<std::pair<at::Tensor, at::Tensor>> collapse_copy(const at::Tensor& dst, const at::Tensor& src) {
+  constexpr size_t kMaxDims = 8;
+  const at::Tensor from = src.expand(dst.sizes());
+  std::vector<int64_t> sizes, dst_strides, src_strides;
+  for (int64_t d = 0; d < dst.dim(); ++d) {
+    const int64_t size = dst.size(d);
+    if (size == 1) continue;
+    if (!sizes.empty() && dst_strides.back() == dst.stride(d) * size &&
+        src_strides.back() == from.stride(d) * size) {
+      sizes.back() *= size;
+      dst_strides.back() = dst.stride(d);
+      src_strides.back() = from.stride(d);
+      continue;
+    }
+    sizes.push_back(size);
+    dst_strides.push_back(dst.stride(d));
+    src_strides.push_back(from.stride(d));
+  }
+  if (sizes.size() > kMaxDims) return std::nullopt;
+  return std::make_pair(dst.as_strided(sizes, dst_strides, dst.storage_offset()),
+                        from.as_strided(sizes, src_strides, from.storage_offset()));
+}
+
+// Launches aclnnInplaceCopy(dst, src) on `device`, through bit_twin views
+// where they are exact.
+void launch_copy(const LaunchDevice& device, const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.dim() > 8 || src.dim() > 8) {
+    if (auto views = collapse_copy(dst, src)) {
+      launch_copy(device, views->first, views->second);
+      return;
+    }
+  }
+  const std::optional<at::ScalarType> dst_twin = bit_twin(dst.scalar_type());
+  if (dst_twin.has_value() && (src.scalar_type() == dst.scalar_type() ||
+                               (dst.scalar_type() != at::kComplexHalf &&
+                                at::isIntegralType(src.scalar_type(), /*includeBool=*/true) &&
+                                !bit_twin(src.scalar_type())))) {
+    const at::Tensor from = src.scalar_type() == dst.scalar_type() ? src.view(*dst_twin) : src;
+    // flagos-lint: allow-launch-device(the caller's launch device: a copy's destination, or a source being packed)
+    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst.view(*dst_twin), from);
+    return;
+  }
+  // flagos-lint: allow-launch-device(the caller's launch device: a copy's destination, or a source being packed)
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, src);
+}
+
 // A contiguous tensor on `device` with the values (and dtype `dtype`) of
 // `src`, which lives on that device too: `src` itself when it already is.
 at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
@@ -56,8 +125,7 @@ at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
   }
   const LaunchDevice device = launch_device_of(src);
   at::Tensor out = empty_on(device, src.sizes(), dtype);
-  // flagos-lint: allow-launch-device(packs a copy's source on the source's own device before the transfer)
-  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, out, src);
+  launch_copy(device, out, src);  // packs a copy's source on the source's own device before the transfer
   return out;
 }
 
@@ -129,7 +197,7 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_
                                  host.nbytes(), ACL_MEMCPY_HOST_TO_DEVICE));
   }
   if (!staging.is_same(dst)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, staging);
+    launch_copy(device, dst, staging);
   }
 }
 
@@ -177,7 +245,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
     wait_stream(source_stream, copy_stream);
   }
   if (!direct) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, staging);
+    launch_copy(device, dst, staging);
   }
 }
 
@@ -203,8 +271,14 @@ void apply_bits(const at::Tensor& dst, bool conj, bool neg) {
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 
 at::Tensor copy_physical(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  TORCH_CHECK(!dst.is_conj() && !dst.is_neg(), "flagos: copying into a conjugate or negative view: "
-              "resolve it first (resolve_conj(), resolve_neg())");
+  if (dst.is_conj() || dst.is_neg()) {
+    // A conjugate / negative view holds conj(v) / -v in memory for the value
+    // v: copy the values into its memory, then apply its bits there.
+    const at::Tensor target = physical(dst);
+    copy_from(self, target, non_blocking);
+    apply_bits(target, dst.is_conj(), dst.is_neg());
+    return dst;
+  }
   copy_from(physical(self), dst, non_blocking);
   apply_bits(dst, self.is_conj(), self.is_neg());
   return dst;
@@ -220,7 +294,14 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   }
   if (self.is_privateuseone() && dst.is_privateuseone()) {
     if (self.device() == dst.device()) {
-      FLAGOS_GUARDED_LAUNCH(dst, aclnnInplaceCopy, dst, self);
+      try {
+        launch_copy(launch_device_of(dst), dst, self);
+      } catch (const DtypeUnsupported& error) {
+        // A conversion aclnnInplaceCopy does not take (float32 -> ComplexHalf):
+        // convert on the CPU; both transfers are same-dtype copies.
+        note_dtype_fallback("aten::_copy_from", &error);
+        copy_host_to_device(self.to(at::kCPU), dst, /*non_blocking=*/false);
+      }
     } else {
       copy_between_devices(self, dst);
     }

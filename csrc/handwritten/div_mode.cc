@@ -21,6 +21,7 @@
 #include <optional>
 #include <string_view>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnDivMod.h"
 #include "generated/aclnn/aclnnDivMods.h"
@@ -122,11 +123,11 @@ at::Tensor& div_scalar_mode_(at::Tensor& self, const at::Scalar& other, std::opt
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("div.Tensor_mode", TORCH_FN(div_tensor_mode));
-  m.impl("div.out_mode", TORCH_FN(div_tensor_mode_out));
-  m.impl("div_.Tensor_mode", TORCH_FN(div_tensor_mode_));
-  m.impl("div.Scalar_mode", TORCH_FN(div_scalar_mode));
-  m.impl("div_.Scalar_mode", TORCH_FN(div_scalar_mode_));
+  m.impl("div.Tensor_mode", flagos::with_dtype_fallback<"div.Tensor_mode", &div_tensor_mode>());
+  m.impl("div.out_mode", flagos::with_dtype_fallback<"div.out_mode", &div_tensor_mode_out>());
+  m.impl("div_.Tensor_mode", flagos::with_dtype_fallback<"div_.Tensor_mode", &div_tensor_mode_>());
+  m.impl("div.Scalar_mode", flagos::with_dtype_fallback<"div.Scalar_mode", &div_scalar_mode>());
+  m.impl("div_.Scalar_mode", flagos::with_dtype_fallback<"div_.Scalar_mode", &div_scalar_mode_>());
 }
 
 }  // namespace

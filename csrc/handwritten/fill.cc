@@ -2,6 +2,7 @@
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnInplaceFillScalar.h"
 #include "generated/aclnn/aclnnInplaceZero.h"
@@ -32,9 +33,9 @@ at::Tensor& zero(at::Tensor& self) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
-  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
-  m.impl("zero_", TORCH_FN(zero));
+  m.impl("fill_.Scalar", flagos::with_dtype_fallback<"fill_.Scalar", &fill_scalar>());
+  m.impl("fill_.Tensor", flagos::with_dtype_fallback<"fill_.Tensor", &fill_tensor>());
+  m.impl("zero_", flagos::with_dtype_fallback<"zero_", &zero>());
 }
 
 }  // namespace

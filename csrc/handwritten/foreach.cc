@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnForeachAddListV2.h"
 #include "generated/aclnn/aclnnForeachAddScalarV2.h"
@@ -259,14 +260,14 @@ std::vector<at::Tensor> foreach_mul_scalar(at::TensorList self, const at::Scalar
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_foreach_add_.Scalar", TORCH_FN(foreach_add_scalar_));
-  m.impl("_foreach_add_.List", TORCH_FN(foreach_add_list_));
-  m.impl("_foreach_mul_.Scalar", TORCH_FN(foreach_mul_scalar_));
-  m.impl("_foreach_mul_.List", TORCH_FN(foreach_mul_list_));
-  m.impl("_foreach_addcmul_.Scalar", TORCH_FN(foreach_addcmul_scalar_));
-  m.impl("_foreach_add.Scalar", TORCH_FN(foreach_add_scalar));
-  m.impl("_foreach_add.List", TORCH_FN(foreach_add_list));
-  m.impl("_foreach_mul.Scalar", TORCH_FN(foreach_mul_scalar));
+  m.impl("_foreach_add_.Scalar", flagos::with_dtype_fallback<"_foreach_add_.Scalar", &foreach_add_scalar_>());
+  m.impl("_foreach_add_.List", flagos::with_dtype_fallback<"_foreach_add_.List", &foreach_add_list_>());
+  m.impl("_foreach_mul_.Scalar", flagos::with_dtype_fallback<"_foreach_mul_.Scalar", &foreach_mul_scalar_>());
+  m.impl("_foreach_mul_.List", flagos::with_dtype_fallback<"_foreach_mul_.List", &foreach_mul_list_>());
+  m.impl("_foreach_addcmul_.Scalar", flagos::with_dtype_fallback<"_foreach_addcmul_.Scalar", &foreach_addcmul_scalar_>());
+  m.impl("_foreach_add.Scalar", flagos::with_dtype_fallback<"_foreach_add.Scalar", &foreach_add_scalar>());
+  m.impl("_foreach_add.List", flagos::with_dtype_fallback<"_foreach_add.List", &foreach_add_list>());
+  m.impl("_foreach_mul.Scalar", flagos::with_dtype_fallback<"_foreach_mul.Scalar", &foreach_mul_scalar>());
 }
 
 }  // namespace

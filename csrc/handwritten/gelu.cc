@@ -11,6 +11,7 @@
 
 #include <string_view>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnGeluBackwardV2.h"
@@ -73,11 +74,11 @@ at::Tensor gelu_backward(const at::Tensor& grad_output, const at::Tensor& self,
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("gelu", TORCH_FN(gelu));
-  m.impl("gelu_", TORCH_FN(gelu_));
-  m.impl("gelu.out", TORCH_FN(gelu_out));
-  m.impl("gelu_backward", TORCH_FN(gelu_backward));
-  m.impl("gelu_backward.grad_input", TORCH_FN(gelu_backward_out));
+  m.impl("gelu", flagos::with_dtype_fallback<"gelu", &gelu>());
+  m.impl("gelu_", flagos::with_dtype_fallback<"gelu_", &gelu_>());
+  m.impl("gelu.out", flagos::with_dtype_fallback<"gelu.out", &gelu_out>());
+  m.impl("gelu_backward", flagos::with_dtype_fallback<"gelu_backward", &gelu_backward>());
+  m.impl("gelu_backward.grad_input", flagos::with_dtype_fallback<"gelu_backward.grad_input", &gelu_backward_out>());
 }
 
 }  // namespace

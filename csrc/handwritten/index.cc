@@ -19,9 +19,12 @@
 #include <c10/util/accumulate.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnIndex.h"
@@ -45,6 +48,19 @@ struct Indices {
   IndexList meta;
 };
 
+// An index that lives on the CPU (a Python list or number becomes one) is
+// checked against its dim's size before it goes to the device, for ATen's
+// IndexError at the call: CANN's operators find an out-of-bounds index only
+// when the kernel runs, which surfaces at a later synchronize. (A device
+// index is not read back for this: that would stall the stream.)
+void check_bounds_on_host(const at::Tensor& index, int64_t dim, int64_t size) {
+  const at::Tensor values = index.to(at::kLong).reshape({-1});
+  const at::Tensor bad = values.lt(-size).logical_or_(values.ge(size));
+  if (!bad.any().item<bool>()) return;
+  const int64_t first = values.masked_select(bad)[0].item<int64_t>();
+  TORCH_CHECK_INDEX(false, "index ", first, " is out of bounds for dimension ", dim, " with size ", size);
+}
+
 Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const LaunchDevice& device) {
   Indices out;
   int64_t dim = 0;  // the first dim of self the next index applies to
@@ -62,6 +78,14 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
     TORCH_CHECK_INDEX(given->is_cpu() || given->device() == self.device(),
                       "indices should be either on cpu or on the same device as the indexed tensor (", self.device(),
                       ")");
+    if (dtype == at::kByte) {
+      TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
+    }
+    if (dtype != at::kByte && dtype != at::kBool && given->numel() > 0 && dim < self.dim()) {
+      // Any index into a dim of size 0 is out of bounds: no value to read.
+      TORCH_CHECK_INDEX(self.size(dim) > 0, "index is out of bounds for dimension with size 0");
+      if (given->is_cpu()) check_bounds_on_host(*given, dim, self.size(dim));
+    }
     at::Tensor index = on_launch_device(*given, device);
     if (dtype == at::kByte || dtype == at::kBool) {
       index = index.to(at::kBool);
@@ -89,6 +113,35 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
 // The shape of self[indices], with ATen's checks (too many indices, shapes
 // that do not broadcast, ...).
 std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta) {
+  // Indices that do not broadcast together: ATen's IndexError (the meta
+  // kernel would raise a RuntimeError of its broadcast helper instead).
+  std::vector<at::IntArrayRef> shapes;
+  for (size_t i = 0; i < meta.size(); ++i) {
+    const std::optional<at::Tensor> index = meta.get(i);
+    if (index.has_value() && index->defined()) shapes.push_back(index->sizes());
+  }
+  if (shapes.size() > 1) {
+    std::vector<int64_t> common = shapes.front().vec();
+    bool broadcast = true;
+    for (const at::IntArrayRef shape : shapes) {
+      const size_t ndim = std::max(common.size(), shape.size());
+      std::vector<int64_t> next(ndim);
+      for (size_t k = 0; k < ndim && broadcast; ++k) {
+        const int64_t a = k < ndim - common.size() ? 1 : common[k - (ndim - common.size())];
+        const int64_t b = k < ndim - shape.size() ? 1 : shape[k - (ndim - shape.size())];
+        broadcast = a == b || a == 1 || b == 1;
+        next[k] = a == 1 ? b : a;
+      }
+      if (!broadcast) break;
+      common = std::move(next);
+    }
+    if (!broadcast) {
+      std::string listed;
+      for (const at::IntArrayRef shape : shapes) listed += (listed.empty() ? "" : ", ") + c10::str(shape);
+      TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                        listed);
+    }
+  }
   return at::index(meta_tensor(self.sizes(), self.scalar_type()), meta).sizes().vec();
 }
 
@@ -107,14 +160,15 @@ at::Tensor index(const at::Tensor& self, const IndexList& indices) {
 at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
                            bool accumulate, bool unsafe) {
   check_same_device(op, {{"self", self}, {"values", values}});
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
-              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
-              " for the destination and ", values.scalar_type(), " for the source.");
   const LaunchDevice device = launch_device_of(self);
   const Indices prepared = prepare_indices(self, indices, device);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
+  // The shape first, then the dtype, as ATen's index_put_ checks them.
   TORCH_CHECK(at::is_expandable_to(values.sizes(), sizes), "shape mismatch: value tensor of shape ", values.sizes(),
               " cannot be broadcast to indexing result of shape ", sizes);
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+              " for the destination and ", values.scalar_type(), " for the source.");
   if (c10::multiply_integers(sizes) > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnIndexPutImpl, self, prepared.launch, on_launch_device(values, device), accumulate,
                           unsafe);
@@ -132,9 +186,9 @@ at::Tensor& index_put_impl_(at::Tensor& self, const IndexList& indices, const at
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index.Tensor", TORCH_FN(index));
-  m.impl("index_put_", TORCH_FN(index_put_));
-  m.impl("_index_put_impl_", TORCH_FN(index_put_impl_));
+  m.impl("index.Tensor", flagos::with_dtype_fallback<"index.Tensor", &index>());
+  m.impl("index_put_", flagos::with_dtype_fallback<"index_put_", &index_put_>());
+  m.impl("_index_put_impl_", flagos::with_dtype_fallback<"_index_put_impl_", &index_put_impl_>());
 }
 
 }  // namespace

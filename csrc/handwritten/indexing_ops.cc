@@ -13,10 +13,12 @@
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnEmbedding.h"
@@ -278,7 +280,11 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   std::vector<int64_t> wrapped;
   for (const int64_t dim : dims) {
-    wrapped.push_back(c10::maybe_wrap_dim(dim, self.dim()));
+    const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+    // As ATen's flip (and CANN's aclnnFlip at phase 1): no dim twice.
+    TORCH_CHECK(std::find(wrapped.begin(), wrapped.end(), d) == wrapped.end(), "flip: dim ", d,
+                " appears multiple times in the list of dims");
+    wrapped.push_back(d);
   }
   const LaunchDevice device = launch_device_of(self);
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
@@ -370,26 +376,26 @@ at::Tensor linspace(const at::Scalar& start, const at::Scalar& end, int64_t step
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_select", TORCH_FN(index_select));
-  m.impl("index_select.out", TORCH_FN(index_select_out));
-  m.impl("gather", TORCH_FN(gather));
-  m.impl("gather.out", TORCH_FN(gather_out));
-  m.impl("scatter.src", TORCH_FN(scatter_src));
-  m.impl("scatter.value", TORCH_FN(scatter_value));
-  m.impl("scatter_.src", TORCH_FN(scatter_src_));
-  m.impl("scatter_.value", TORCH_FN(scatter_value_));
-  m.impl("scatter_add", TORCH_FN(scatter_add));
-  m.impl("scatter_add_", TORCH_FN(scatter_add_));
-  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar_));
-  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
-  m.impl("embedding", TORCH_FN(embedding));
-  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
-  m.impl("flip", TORCH_FN(flip));
-  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
-  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
-  m.impl("eye", TORCH_FN(eye));
-  m.impl("eye.m", TORCH_FN(eye_m));
-  m.impl("linspace", TORCH_FN(linspace));
+  m.impl("index_select", flagos::with_dtype_fallback<"index_select", &index_select>());
+  m.impl("index_select.out", flagos::with_dtype_fallback<"index_select.out", &index_select_out>());
+  m.impl("gather", flagos::with_dtype_fallback<"gather", &gather>());
+  m.impl("gather.out", flagos::with_dtype_fallback<"gather.out", &gather_out>());
+  m.impl("scatter.src", flagos::with_dtype_fallback<"scatter.src", &scatter_src>());
+  m.impl("scatter.value", flagos::with_dtype_fallback<"scatter.value", &scatter_value>());
+  m.impl("scatter_.src", flagos::with_dtype_fallback<"scatter_.src", &scatter_src_>());
+  m.impl("scatter_.value", flagos::with_dtype_fallback<"scatter_.value", &scatter_value_>());
+  m.impl("scatter_add", flagos::with_dtype_fallback<"scatter_add", &scatter_add>());
+  m.impl("scatter_add_", flagos::with_dtype_fallback<"scatter_add_", &scatter_add_>());
+  m.impl("masked_fill_.Scalar", flagos::with_dtype_fallback<"masked_fill_.Scalar", &masked_fill_scalar_>());
+  m.impl("masked_fill_.Tensor", flagos::with_dtype_fallback<"masked_fill_.Tensor", &masked_fill_tensor_>());
+  m.impl("embedding", flagos::with_dtype_fallback<"embedding", &embedding>());
+  m.impl("embedding_dense_backward", flagos::with_dtype_fallback<"embedding_dense_backward", &embedding_dense_backward>());
+  m.impl("flip", flagos::with_dtype_fallback<"flip", &flip>());
+  m.impl("nll_loss_forward", flagos::with_dtype_fallback<"nll_loss_forward", &nll_loss_forward>());
+  m.impl("nll_loss_backward", flagos::with_dtype_fallback<"nll_loss_backward", &nll_loss_backward>());
+  m.impl("eye", flagos::with_dtype_fallback<"eye", &eye>());
+  m.impl("eye.m", flagos::with_dtype_fallback<"eye.m", &eye_m>());
+  m.impl("linspace", flagos::with_dtype_fallback<"linspace", &linspace>());
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnAll.h"
@@ -139,12 +140,12 @@ at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& 
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("isin.Tensor_Tensor", TORCH_FN(isin_tensor_tensor));
-  m.impl("isin.Tensor_Tensor_out", TORCH_FN(isin_tensor_tensor_out));
-  m.impl("isin.Tensor_Scalar", TORCH_FN(isin_tensor_scalar));
-  m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_tensor_scalar_out));
-  m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
-  m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
+  m.impl("isin.Tensor_Tensor", flagos::with_dtype_fallback<"isin.Tensor_Tensor", &isin_tensor_tensor>());
+  m.impl("isin.Tensor_Tensor_out", flagos::with_dtype_fallback<"isin.Tensor_Tensor_out", &isin_tensor_tensor_out>());
+  m.impl("isin.Tensor_Scalar", flagos::with_dtype_fallback<"isin.Tensor_Scalar", &isin_tensor_scalar>());
+  m.impl("isin.Tensor_Scalar_out", flagos::with_dtype_fallback<"isin.Tensor_Scalar_out", &isin_tensor_scalar_out>());
+  m.impl("isin.Scalar_Tensor", flagos::with_dtype_fallback<"isin.Scalar_Tensor", &isin_scalar_tensor>());
+  m.impl("isin.Scalar_Tensor_out", flagos::with_dtype_fallback<"isin.Scalar_Tensor_out", &isin_scalar_tensor_out>());
 }
 
 }  // namespace

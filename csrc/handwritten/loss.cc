@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnMseLoss.h"
@@ -114,10 +115,10 @@ at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mse_loss", TORCH_FN(mse_loss));
-  m.impl("mse_loss.out", TORCH_FN(mse_loss_out));
-  m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
-  m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_loss_backward_out));
+  m.impl("mse_loss", flagos::with_dtype_fallback<"mse_loss", &mse_loss>());
+  m.impl("mse_loss.out", flagos::with_dtype_fallback<"mse_loss.out", &mse_loss_out>());
+  m.impl("mse_loss_backward", flagos::with_dtype_fallback<"mse_loss_backward", &mse_loss_backward>());
+  m.impl("mse_loss_backward.grad_input", flagos::with_dtype_fallback<"mse_loss_backward.grad_input", &mse_loss_backward_out>());
 }
 
 }  // namespace

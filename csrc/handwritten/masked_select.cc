@@ -17,6 +17,7 @@
 
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnMaskedSelect.h"
@@ -52,8 +53,8 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("masked_select", TORCH_FN(masked_select_kernel));
-  m.impl("masked_select.out", TORCH_FN(masked_select_out));
+  m.impl("masked_select", flagos::with_dtype_fallback<"masked_select", &masked_select_kernel>());
+  m.impl("masked_select.out", flagos::with_dtype_fallback<"masked_select.out", &masked_select_out>());
 }
 
 }  // namespace

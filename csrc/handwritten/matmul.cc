@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnBatchMatMul.h"
@@ -161,19 +162,19 @@ at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tens
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm", TORCH_FN(mm));
-  m.impl("mm.out", TORCH_FN(mm_out));
-  m.impl("bmm", TORCH_FN(bmm));
-  m.impl("bmm.out", TORCH_FN(bmm_out));
-  m.impl("matmul", TORCH_FN(matmul));
-  m.impl("matmul.out", TORCH_FN(matmul_out));
+  m.impl("mm", flagos::with_dtype_fallback<"mm", &mm>());
+  m.impl("mm.out", flagos::with_dtype_fallback<"mm.out", &mm_out>());
+  m.impl("bmm", flagos::with_dtype_fallback<"bmm", &bmm>());
+  m.impl("bmm.out", flagos::with_dtype_fallback<"bmm.out", &bmm_out>());
+  m.impl("matmul", flagos::with_dtype_fallback<"matmul", &matmul>());
+  m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &matmul_out>());
 }
 
 // Keeps matmul's decomposition (and so its derivative) under autograd; see
 // the top of this file.
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("matmul", TORCH_FN(at::native::matmul));
-  m.impl("matmul.out", TORCH_FN(at::native::matmul_out));
+  m.impl("matmul", flagos::with_dtype_fallback<"matmul", &at::native::matmul>());
+  m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &at::native::matmul_out>());
 }
 
 }  // namespace

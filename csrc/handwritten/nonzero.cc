@@ -15,6 +15,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnNeScalar.h"
@@ -64,8 +65,8 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nonzero", TORCH_FN(nonzero));
-  m.impl("nonzero.out", TORCH_FN(nonzero_out));
+  m.impl("nonzero", flagos::with_dtype_fallback<"nonzero", &nonzero>());
+  m.impl("nonzero.out", flagos::with_dtype_fallback<"nonzero.out", &nonzero_out>());
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnConstantPadNd.h"
@@ -389,19 +390,19 @@ at::Tensor replication_pad3d_backward(const at::Tensor& grad_output, const at::T
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("constant_pad_nd", TORCH_FN(constant_pad_nd));
-  m.impl("reflection_pad1d", TORCH_FN(reflection_pad1d));
-  m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));
-  m.impl("reflection_pad3d", TORCH_FN(reflection_pad3d));
-  m.impl("replication_pad1d", TORCH_FN(replication_pad1d));
-  m.impl("replication_pad2d", TORCH_FN(replication_pad2d));
-  m.impl("replication_pad3d", TORCH_FN(replication_pad3d));
-  m.impl("reflection_pad1d_backward", TORCH_FN(reflection_pad1d_backward));
-  m.impl("reflection_pad2d_backward", TORCH_FN(reflection_pad2d_backward));
-  m.impl("reflection_pad3d_backward", TORCH_FN(reflection_pad3d_backward));
-  m.impl("replication_pad1d_backward", TORCH_FN(replication_pad1d_backward));
-  m.impl("replication_pad2d_backward", TORCH_FN(replication_pad2d_backward));
-  m.impl("replication_pad3d_backward", TORCH_FN(replication_pad3d_backward));
+  m.impl("constant_pad_nd", flagos::with_dtype_fallback<"constant_pad_nd", &constant_pad_nd>());
+  m.impl("reflection_pad1d", flagos::with_dtype_fallback<"reflection_pad1d", &reflection_pad1d>());
+  m.impl("reflection_pad2d", flagos::with_dtype_fallback<"reflection_pad2d", &reflection_pad2d>());
+  m.impl("reflection_pad3d", flagos::with_dtype_fallback<"reflection_pad3d", &reflection_pad3d>());
+  m.impl("replication_pad1d", flagos::with_dtype_fallback<"replication_pad1d", &replication_pad1d>());
+  m.impl("replication_pad2d", flagos::with_dtype_fallback<"replication_pad2d", &replication_pad2d>());
+  m.impl("replication_pad3d", flagos::with_dtype_fallback<"replication_pad3d", &replication_pad3d>());
+  m.impl("reflection_pad1d_backward", flagos::with_dtype_fallback<"reflection_pad1d_backward", &reflection_pad1d_backward>());
+  m.impl("reflection_pad2d_backward", flagos::with_dtype_fallback<"reflection_pad2d_backward", &reflection_pad2d_backward>());
+  m.impl("reflection_pad3d_backward", flagos::with_dtype_fallback<"reflection_pad3d_backward", &reflection_pad3d_backward>());
+  m.impl("replication_pad1d_backward", flagos::with_dtype_fallback<"replication_pad1d_backward", &replication_pad1d_backward>());
+  m.impl("replication_pad2d_backward", flagos::with_dtype_fallback<"replication_pad2d_backward", &replication_pad2d_backward>());
+  m.impl("replication_pad3d_backward", flagos::with_dtype_fallback<"replication_pad3d_backward", &replication_pad3d_backward>());
 }
 
 }  // namespace

@@ -15,8 +15,8 @@
 // checked to fit) and runs half/bfloat16 gradients in float.
 //
 // Limits, raised as errors naming the op (never a wrong result): dilation
-// other than 1 (A2/A3's operators refuse it) and double tensors (no CANN
-// dtype).
+// other than 1 (A2/A3's operators refuse it). Double tensors (no CANN dtype)
+// are rejected at phase 1 and run on the CPU (aten/dtype_fallback.h).
 //
 // Device policy: first-tensor (self; grad_output for the backward); all
 // operands on one device.
@@ -30,6 +30,7 @@
 #include <tuple>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnMaxPool2dWithIndices.h"
@@ -74,10 +75,8 @@ struct Pool2d {
                     self.size(-3) > 0,
                 op, ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got ",
                 self.sizes());
-    TORCH_CHECK(self.scalar_type() == at::kFloat || self.scalar_type() == at::kHalf ||
-                    self.scalar_type() == at::kBFloat16,
-                op, " on flagos: ", self.scalar_type(),
-                " is not supported (CANN's pooling takes float, half and bfloat16)");
+    // Dtypes: CANN's pooling takes float, half and bfloat16 and rejects
+    // others at phase 1; that call then runs on the CPU (with_dtype_fallback).
   }
 
   static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil) {
@@ -301,14 +300,14 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_with_indices));
-  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
-  m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_with_indices_backward));
-  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_with_indices_backward_out));
-  m.impl("avg_pool2d", TORCH_FN(avg_pool2d));
-  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
-  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_backward));
-  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
+  m.impl("max_pool2d_with_indices", flagos::with_dtype_fallback<"max_pool2d_with_indices", &max_pool2d_with_indices>());
+  m.impl("max_pool2d_with_indices.out", flagos::with_dtype_fallback<"max_pool2d_with_indices.out", &max_pool2d_with_indices_out>());
+  m.impl("max_pool2d_with_indices_backward", flagos::with_dtype_fallback<"max_pool2d_with_indices_backward", &max_pool2d_with_indices_backward>());
+  m.impl("max_pool2d_with_indices_backward.grad_input", flagos::with_dtype_fallback<"max_pool2d_with_indices_backward.grad_input", &max_pool2d_with_indices_backward_out>());
+  m.impl("avg_pool2d", flagos::with_dtype_fallback<"avg_pool2d", &avg_pool2d>());
+  m.impl("avg_pool2d.out", flagos::with_dtype_fallback<"avg_pool2d.out", &avg_pool2d_out>());
+  m.impl("avg_pool2d_backward", flagos::with_dtype_fallback<"avg_pool2d_backward", &avg_pool2d_backward>());
+  m.impl("avg_pool2d_backward.grad_input", flagos::with_dtype_fallback<"avg_pool2d_backward.grad_input", &avg_pool2d_backward_out>());
 }
 
 }  // namespace

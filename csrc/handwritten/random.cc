@@ -10,9 +10,11 @@
 // offsets untouched.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -21,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/generator.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnInplaceBernoulli.h"
@@ -48,6 +51,12 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
   if (self.numel() == 0) {
     return self;
   }
+  if (self.is_complex() && !self.is_conj()) {
+    // As the CPU: both parts drawn from [from, to).
+    at::Tensor parts = at::view_as_real(self);
+    uniform_(parts, from, to, generator);
+    return self;
+  }
   const auto [seed, offset] = next_seed_offset(self, generator);
   FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceUniform, self, from, to, seed, offset);
   return self;
@@ -55,8 +64,15 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "normal_ expects a floating-point tensor, got ",
-              self.scalar_type());
+  if (self.is_complex() && !self.is_conj() && self.numel() > 0) {
+    // As the CPU (torch.randn(..., dtype=torch.complex64)): each part is
+    // normal with std / sqrt(2), so the complex value has variance std^2.
+    at::Tensor parts = at::view_as_real(self);
+    normal_(parts, mean, std / std::sqrt(2.0), generator);
+    return self;
+  }
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || self.is_complex(),
+              "normal_ expects a floating-point tensor, got ", self.scalar_type());
   if (self.numel() == 0) {
     return self;
   }
@@ -180,16 +196,16 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("multinomial", TORCH_FN(multinomial));
-  m.impl("native_dropout", TORCH_FN(native_dropout));
-  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
-  m.impl("uniform_", TORCH_FN(uniform_));
-  m.impl("normal_", TORCH_FN(normal_));
-  m.impl("bernoulli_.float", TORCH_FN(bernoulli_float_));
-  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
-  m.impl("random_.from", TORCH_FN(random_from_));
-  m.impl("random_.to", TORCH_FN(random_to_));
-  m.impl("random_", TORCH_FN(random_));
+  m.impl("multinomial", flagos::with_dtype_fallback<"multinomial", &multinomial>());
+  m.impl("native_dropout", flagos::with_dtype_fallback<"native_dropout", &native_dropout>());
+  m.impl("native_dropout_backward", flagos::with_dtype_fallback<"native_dropout_backward", &native_dropout_backward>());
+  m.impl("uniform_", flagos::with_dtype_fallback<"uniform_", &uniform_>());
+  m.impl("normal_", flagos::with_dtype_fallback<"normal_", &normal_>());
+  m.impl("bernoulli_.float", flagos::with_dtype_fallback<"bernoulli_.float", &bernoulli_float_>());
+  m.impl("bernoulli_.Tensor", flagos::with_dtype_fallback<"bernoulli_.Tensor", &bernoulli_tensor_>());
+  m.impl("random_.from", flagos::with_dtype_fallback<"random_.from", &random_from_>());
+  m.impl("random_.to", flagos::with_dtype_fallback<"random_.to", &random_to_>());
+  m.impl("random_", flagos::with_dtype_fallback<"random_", &random_>());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnSort.h"
@@ -107,12 +108,12 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values(const at::Tensor& self, int64_t
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sort", TORCH_FN(sort));
-  m.impl("sort.stable", TORCH_FN(sort_stable));
-  m.impl("sort.values", TORCH_FN(sort_values));
-  m.impl("sort.values_stable", TORCH_FN(sort_values_stable));
-  m.impl("topk", TORCH_FN(topk));
-  m.impl("topk.values", TORCH_FN(topk_values));
+  m.impl("sort", flagos::with_dtype_fallback<"sort", &sort>());
+  m.impl("sort.stable", flagos::with_dtype_fallback<"sort.stable", &sort_stable>());
+  m.impl("sort.values", flagos::with_dtype_fallback<"sort.values", &sort_values>());
+  m.impl("sort.values_stable", flagos::with_dtype_fallback<"sort.values_stable", &sort_values_stable>());
+  m.impl("topk", flagos::with_dtype_fallback<"topk", &topk>());
+  m.impl("topk.values", flagos::with_dtype_fallback<"topk.values", &topk_values>());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnInplaceZero.h"
 #include "generated/aclnn/aclnnIsNegInf.h"
@@ -81,10 +82,10 @@ at::Tensor& isneginf_out(const at::Tensor& self, at::Tensor& out) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("isposinf", TORCH_FN(isposinf));
-  m.impl("isposinf.out", TORCH_FN(isposinf_out));
-  m.impl("isneginf", TORCH_FN(isneginf));
-  m.impl("isneginf.out", TORCH_FN(isneginf_out));
+  m.impl("isposinf", flagos::with_dtype_fallback<"isposinf", &isposinf>());
+  m.impl("isposinf.out", flagos::with_dtype_fallback<"isposinf.out", &isposinf_out>());
+  m.impl("isneginf", flagos::with_dtype_fallback<"isneginf", &isneginf>());
+  m.impl("isneginf.out", flagos::with_dtype_fallback<"isneginf.out", &isneginf_out>());
 }
 
 }  // namespace

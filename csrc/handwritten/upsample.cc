@@ -24,6 +24,7 @@
 #include <optional>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnUpsampleBilinear2d.h"
@@ -256,18 +257,18 @@ at::Tensor upsample_trilinear3d_backward(const at::Tensor& grad_output, c10::Sym
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d));
-  m.impl("upsample_nearest2d_backward", TORCH_FN(upsample_nearest2d_backward));
-  m.impl("upsample_nearest3d", TORCH_FN(upsample_nearest3d));
-  m.impl("upsample_nearest3d_backward", TORCH_FN(upsample_nearest3d_backward));
-  m.impl("_upsample_nearest_exact2d", TORCH_FN(upsample_nearest_exact2d));
-  m.impl("_upsample_nearest_exact2d_backward", TORCH_FN(upsample_nearest_exact2d_backward));
-  m.impl("_upsample_nearest_exact3d", TORCH_FN(upsample_nearest_exact3d));
-  m.impl("_upsample_nearest_exact3d_backward", TORCH_FN(upsample_nearest_exact3d_backward));
-  m.impl("upsample_bilinear2d", TORCH_FN(upsample_bilinear2d));
-  m.impl("upsample_bilinear2d_backward", TORCH_FN(upsample_bilinear2d_backward));
-  m.impl("upsample_trilinear3d", TORCH_FN(upsample_trilinear3d));
-  m.impl("upsample_trilinear3d_backward", TORCH_FN(upsample_trilinear3d_backward));
+  m.impl("upsample_nearest2d", flagos::with_dtype_fallback<"upsample_nearest2d", &upsample_nearest2d>());
+  m.impl("upsample_nearest2d_backward", flagos::with_dtype_fallback<"upsample_nearest2d_backward", &upsample_nearest2d_backward>());
+  m.impl("upsample_nearest3d", flagos::with_dtype_fallback<"upsample_nearest3d", &upsample_nearest3d>());
+  m.impl("upsample_nearest3d_backward", flagos::with_dtype_fallback<"upsample_nearest3d_backward", &upsample_nearest3d_backward>());
+  m.impl("_upsample_nearest_exact2d", flagos::with_dtype_fallback<"_upsample_nearest_exact2d", &upsample_nearest_exact2d>());
+  m.impl("_upsample_nearest_exact2d_backward", flagos::with_dtype_fallback<"_upsample_nearest_exact2d_backward", &upsample_nearest_exact2d_backward>());
+  m.impl("_upsample_nearest_exact3d", flagos::with_dtype_fallback<"_upsample_nearest_exact3d", &upsample_nearest_exact3d>());
+  m.impl("_upsample_nearest_exact3d_backward", flagos::with_dtype_fallback<"_upsample_nearest_exact3d_backward", &upsample_nearest_exact3d_backward>());
+  m.impl("upsample_bilinear2d", flagos::with_dtype_fallback<"upsample_bilinear2d", &upsample_bilinear2d>());
+  m.impl("upsample_bilinear2d_backward", flagos::with_dtype_fallback<"upsample_bilinear2d_backward", &upsample_bilinear2d_backward>());
+  m.impl("upsample_trilinear3d", flagos::with_dtype_fallback<"upsample_trilinear3d", &upsample_trilinear3d>());
+  m.impl("upsample_trilinear3d_backward", flagos::with_dtype_fallback<"upsample_trilinear3d_backward", &upsample_trilinear3d_backward>());
 }
 
 }  // namespace

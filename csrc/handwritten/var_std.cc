@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnInplaceMuls.h"
 #include "generated/aclnn/aclnnStd.h"
@@ -149,10 +150,10 @@ std::tuple<at::Tensor, at::Tensor> std_mean_correction(const at::Tensor& self, a
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("var.correction", TORCH_FN(var_correction));
-  m.impl("std.correction", TORCH_FN(std_correction));
-  m.impl("var_mean.correction", TORCH_FN(var_mean_correction));
-  m.impl("std_mean.correction", TORCH_FN(std_mean_correction));
+  m.impl("var.correction", flagos::with_dtype_fallback<"var.correction", &var_correction>());
+  m.impl("std.correction", flagos::with_dtype_fallback<"std.correction", &std_correction>());
+  m.impl("var_mean.correction", flagos::with_dtype_fallback<"var_mean.correction", &var_mean_correction>());
+  m.impl("std_mean.correction", flagos::with_dtype_fallback<"std_mean.correction", &std_mean_correction>());
 }
 
 }  // namespace

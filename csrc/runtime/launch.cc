@@ -119,6 +119,7 @@ aclDataType to_acl_dtype(at::ScalarType dtype) {
     case at::kBool: return ACL_BOOL;
     case at::kComplexFloat: return ACL_COMPLEX64;
     case at::kComplexDouble: return ACL_COMPLEX128;
+    case at::kComplexHalf: return ACL_COMPLEX32;
     default: TORCH_CHECK(false, "flagos: ACLNN has no data type for ", dtype);
   }
 }
@@ -151,9 +152,24 @@ int64_t storage_elements(const at::Tensor& t) {
 
 }  // namespace
 
+void LaunchRecord::note_dtype(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kInt:
+    case at::kLong:
+      return;
+    default:
+      if (!uncommon_dtype_) uncommon_dtype_ = dtype;
+  }
+}
+
 int LaunchRecord::tensor(const at::Tensor& t) {
   TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position_), " is a ",
               t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be passed as a scalar)");
+  note_dtype(t.scalar_type());
+  if (t.dim() > max_dims_) max_dims_ = t.dim();
   sign(kPresent);
   sign(to_acl_dtype(t.scalar_type()));
   sign(is_output_);
@@ -175,9 +191,12 @@ int LaunchRecord::tensor_list(at::TensorList tensors) {
 }
 
 int LaunchRecord::scalar(const c10::Scalar& s) {
-  TORCH_CHECK(!s.isComplex(), "flagos: ", api_, " takes no complex scalar");
   sign(kPresent);
-  if (s.isBoolean()) {
+  if (s.isComplex()) {
+    note_dtype(at::kComplexDouble);
+    sign(ACL_COMPLEX128);
+    sign(s.toComplexDouble());
+  } else if (s.isBoolean()) {
     sign(ACL_BOOL);
     sign(s.toBool());
   } else if (s.isIntegral(/*includeBool=*/false)) {
@@ -264,7 +283,10 @@ aclTensorList* BoundArgs::tensor_list(at::TensorList tensors) {
 
 aclScalar* BoundArgs::scalar(const c10::Scalar& s) {
   aclScalar* handle = nullptr;
-  if (s.isBoolean()) {
+  if (s.isComplex()) {
+    c10::complex<double> value = s.toComplexDouble();
+    handle = aclCreateScalar(&value, ACL_COMPLEX128);
+  } else if (s.isBoolean()) {
     bool value = s.toBool();
     handle = aclCreateScalar(&value, ACL_BOOL);
   } else if (s.isIntegral(/*includeBool=*/false)) {
@@ -490,6 +512,13 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
     const phases::Span phase_one_span(phases::kPhaseOne);
     bound = std::make_unique<BoundArgs>(record);
     const aclnnStatus status = phase_one(*bound, &workspace_size, &executor);
+    if (status == ACLNN_ERR_PARAM_INVALID && (record.uncommon_dtype() || record.max_dims() > 8)) {
+      const std::string tag = record.uncommon_dtype() ? std::string(c10::toString(*record.uncommon_dtype()))
+                                                      : c10::str(record.max_dims(), " dims");
+      throw DtypeUnsupported(record.api(), tag,
+                             c10::str("flagos: ", record.api(), " rejected its arguments (status ", status,
+                                      ") with a ", tag, " argument: ", recent_error_message()));
+    }
     TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), " failed at phase 1 (", record.api(),
                 "GetWorkspaceSize) on flagos:", static_cast<int>(device), " with status ", status, ": ",
                 recent_error_message());

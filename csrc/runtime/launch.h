@@ -18,6 +18,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 #include <c10/util/ArrayRef.h>
+#include <c10/util/Exception.h>
 #include <c10/util/FunctionRef.h>
 #include <c10/util/SmallVector.h>
 
@@ -249,6 +250,26 @@ void set_executor_cache_enabled(bool enabled);
 
 aclDataType to_acl_dtype(at::ScalarType dtype);
 
+// An ACLNN operator rejected a launch at phase 1 with ACLNN_ERR_PARAM_INVALID
+// while one of its arguments had a dtype outside the set every operator
+// takes (float, float16, bfloat16, int32, int64) or more than 8 dims (CANN's
+// MAX_SUPPORT_DIMS_NUMS): the operator most likely does not take that
+// argument. The registration wrapper of the ATen op that launched it
+// (aten/dtype_fallback.h) catches this and runs the op on the CPU for this
+// call, counted and warned like any CPU fallback. `tag` names what the
+// operator does not take: a dtype ("UInt16") or a rank ("9 dims").
+class DtypeUnsupported : public c10::Error {
+ public:
+  DtypeUnsupported(std::string api, std::string tag, const std::string& message)
+      : c10::Error(message), api_(std::move(api)), tag_(std::move(tag)) {}
+  const std::string& api() const { return api_; }
+  const std::string& tag() const { return tag_; }
+
+ private:
+  std::string api_;
+  std::string tag_;
+};
+
 // A tensor argument's storage address (the start of its storage, as
 // aclCreateTensor and aclSetInputTensorAddr take it) and which launch
 // argument it came from.
@@ -279,6 +300,12 @@ class LaunchRecord {
   const c10::SmallVectorImpl<TensorAddress>& inputs() const { return inputs_; }
   const c10::SmallVectorImpl<TensorAddress>& outputs() const { return outputs_; }
   const c10::SmallVectorImpl<uint8_t>& signature() const { return signature_; }
+  // The first argument dtype outside float, float16, bfloat16, int32 and
+  // int64 (a tensor's or a scalar's), if any: the suspect when phase 1
+  // rejects the arguments (DtypeUnsupported).
+  std::optional<at::ScalarType> uncommon_dtype() const { return uncommon_dtype_; }
+  // The most dims of a tensor argument.
+  int64_t max_dims() const { return max_dims_; }
 
   // The argument visitor (see visit_argument): signs each value.
   int tensor(const at::Tensor& tensor);
@@ -309,10 +336,14 @@ class LaunchRecord {
   static constexpr uint8_t kAbsent = 0;
   static constexpr uint8_t kPresent = 1;
 
+  void note_dtype(at::ScalarType dtype);
+
   const char* api_;
   const char* arg_names_;
   int position_ = 0;
   bool is_output_ = false;
+  std::optional<at::ScalarType> uncommon_dtype_;
+  int64_t max_dims_ = 0;
   c10::SmallVector<TensorAddress, 8> inputs_;
   c10::SmallVector<TensorAddress, 4> outputs_;
   c10::SmallVector<uint8_t, 512> signature_;

@@ -29,7 +29,7 @@ def test_outputs(ws):
         assert "ATen/ATen.h" not in text and "torch/extension.h" not in text
     kernels = "".join(files[shard_file(i)].decode() for i in range(SHARDS))
     assert kernels.count("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)") == SHARDS
-    assert 'm.impl("add.Tensor", TORCH_FN(wrapper_add_Tensor));' in kernels
+    assert 'm.impl("add.Tensor", flagos::with_dtype_fallback<"add.Tensor", &wrapper_add_Tensor>());' in kernels
 
 
 def test_ops_land_in_their_shard(ws):

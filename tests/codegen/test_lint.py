@@ -220,13 +220,13 @@ def test_a_launch_device_the_lint_cannot_trace_fails(ws):
 
 
 def test_device_exemption_needs_a_reason(ws):
-    ws.edit("csrc/handwritten/copy.cc", "allow-launch-device(packs a copy's source on the source's own device "
-            "before the transfer)", "allow-launch-device( )")
+    ws.edit("csrc/handwritten/copy.cc", "allow-launch-device(the caller's launch device: a copy's destination, "
+            "or a source being packed)", "allow-launch-device( )")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1
     assert "the allow-launch-device exemption gives no reason" in run.err
-    ws.edit("csrc/handwritten/copy.cc", "  // flagos-lint: allow-launch-device( )\n", "")
+    ws.edit("csrc/handwritten/copy.cc", "    // flagos-lint: allow-launch-device( )\n", "")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1

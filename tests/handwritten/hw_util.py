@@ -52,3 +52,15 @@ def rejected():
         yield
     assert torch_fl.sim.stats()["rejected_launches"] >= 1
     assert torch.flagos.current_device() == CURRENT
+
+
+@contextlib.contextmanager
+def strict():
+    """CPU fallbacks refused (FLAGOS_STRICT): what the operator rejects raises,
+    with the operator's own status, instead of running on the CPU."""
+    before = torch_fl._C._strict()
+    torch_fl._C._set_strict(True)
+    try:
+        yield
+    finally:
+        torch_fl._C._set_strict(before)

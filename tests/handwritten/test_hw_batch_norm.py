@@ -112,8 +112,15 @@ def test_half_input_with_float_parameters(dtype):
 
 
 def test_double_is_rejected_at_phase_one():
-    with pytest.raises(RuntimeError, match="aclnnBatchNorm.*161002"):
-        F.batch_norm(torch.randn(2, 3, dtype=torch.float64).to(DEVICE), None, None, training=True)
+    """aclnnBatchNorm takes no float64: phase 1 rejects it; strict mode shows CANN's status
+    (otherwise the call runs on the CPU, tests/contract/test_dtype_coverage.py)."""
+    strict = torch_fl._C._strict()
+    torch_fl._C._set_strict(True)
+    try:
+        with pytest.raises(RuntimeError, match="aclnnBatchNorm.*161002"):
+            F.batch_norm(torch.randn(2, 3, dtype=torch.float64).to(DEVICE), None, None, training=True)
+    finally:
+        torch_fl._C._set_strict(strict)
     assert torch.flagos.current_device() == CURRENT
 
 

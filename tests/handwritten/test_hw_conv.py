@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch_fl
-from hw_util import CURRENT, DEVICE, assert_clean
+from hw_util import CURRENT, DEVICE, assert_clean, strict
 
 # (name, function, input shape, weight shape, bias, keyword arguments)
 CONVS = [
@@ -118,11 +118,16 @@ def test_half_and_bfloat16_against_the_float_result(dtype, tol):
 
 
 def test_double_is_rejected_at_phase_one_as_cann_does():
-    # CANN's aclnnConvolution takes FLOAT, FLOAT16 and BFLOAT16 (no DOUBLE).
+    # CANN's aclnnConvolution takes FLOAT, FLOAT16 and BFLOAT16 (no DOUBLE):
+    # strict mode shows the rejection; otherwise the call runs on the CPU.
     x, w = torch.randn(1, 2, 4, 4, dtype=torch.float64), torch.randn(3, 2, 3, 3, dtype=torch.float64)
-    with pytest.raises(RuntimeError, match="aclnnConvolution.*161002"):
+    with strict(), pytest.raises(RuntimeError, match="aclnnConvolution.*161002"):
         F.conv2d(x.to(DEVICE), w.to(DEVICE))
     assert torch.flagos.current_device() == CURRENT
+    out = F.conv2d(x.to(DEVICE), w.to(DEVICE))
+    assert out.device == torch.device(DEVICE) and torch.flagos.current_device() == CURRENT
+    torch.testing.assert_close(out.cpu(), F.conv2d(x, w))
+    assert torch_fl.sim.stats()["fallback_ops"] == {"aten::convolution_overrideable [Double]": 1}
 
 
 def test_empty_batch_launches_nothing():

@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch_fl
-from hw_util import CURRENT, DEVICE, assert_clean
+from hw_util import CURRENT, DEVICE, assert_clean, strict
 
 # (label, input shape, pad); k-d padding for k = len(pad) // 2
 PADS = [
@@ -123,7 +123,7 @@ def test_empty_batch_launches_nothing():
 
 def test_replication_of_bool_is_rejected_at_phase_one():
     # CANN's replication padding lists no BOOL.
-    with pytest.raises(RuntimeError, match="aclnnReplicationPad1d.*161002"):
+    with strict(), pytest.raises(RuntimeError, match="aclnnReplicationPad1d.*161002"):
         F.pad(torch.ones(1, 2, 3, dtype=torch.bool).to(DEVICE), (1, 1), mode="replicate")
     assert torch.flagos.current_device() == CURRENT
 

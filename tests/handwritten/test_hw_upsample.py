@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch_fl
-from hw_util import CURRENT, DEVICE, assert_clean
+from hw_util import CURRENT, DEVICE, assert_clean, strict
 
 # (mode, align_corners, rank, forward operator, backward operator)
 MODES = [
@@ -99,11 +99,18 @@ def test_upsample_module_on_a_non_contiguous_input():
 
 def test_dtypes_cann_lacks_are_rejected_at_phase_one():
     # nearest-exact: FLOAT, FLOAT16, BFLOAT16, UINT8 (no DOUBLE); bilinear: no UINT8.
-    with pytest.raises(RuntimeError, match="aclnnUpsampleNearestExact2d.*161002"):
-        F.interpolate(torch.randn(1, 1, 2, 2, dtype=torch.float64).to(DEVICE), scale_factor=2.0, mode="nearest-exact")
-    with pytest.raises(RuntimeError, match="aclnnUpsampleBilinear2d.*161002"):
-        torch.ops.aten.upsample_bilinear2d(torch.ones(1, 1, 2, 2, dtype=torch.uint8).to(DEVICE), [4, 4], False)
+    with strict():
+        with pytest.raises(RuntimeError, match="aclnnUpsampleNearestExact2d.*161002"):
+            F.interpolate(torch.randn(1, 1, 2, 2, dtype=torch.float64).to(DEVICE), scale_factor=2.0,
+                          mode="nearest-exact")
+        with pytest.raises(RuntimeError, match="aclnnUpsampleBilinear2d.*161002"):
+            torch.ops.aten.upsample_bilinear2d(torch.ones(1, 1, 2, 2, dtype=torch.uint8).to(DEVICE), [4, 4], False)
     assert torch.flagos.current_device() == CURRENT
+    # Without strict mode the call runs on the CPU, counted per dtype.
+    x = torch.randn(1, 1, 2, 2, dtype=torch.float64)
+    out = F.interpolate(x.to(DEVICE), scale_factor=2.0, mode="nearest-exact")
+    torch.testing.assert_close(out.cpu(), F.interpolate(x, scale_factor=2.0, mode="nearest-exact"))
+    assert any(k.endswith("[Double]") for k in torch_fl.sim.stats()["fallback_ops"])
 
 
 def test_uint8_nearest():

@@ -46,6 +46,14 @@ using namespace fsim::op;
 
 namespace {
 
+// Dtypes of CANN's operators (910B lists of their op_api CheckDtypeValid),
+// where they are narrower than every dtype: a dtype outside fails phase 1
+// with ACLNN_ERR_PARAM_INVALID, as on the device.
+// aclnnGather, aclnnTril/Triu: no complex.
+constexpr DTypes kRealOrBool = kNumeric | kBool;
+// aclnnInplaceMaskedFillScalar/Tensor: no double, int16, uint8 or complex.
+constexpr DTypes kMaskedFillTypes{ACL_INT32, ACL_INT8, ACL_BOOL, ACL_INT64, ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+
 constexpr DTypes kIndexTypes{ACL_INT32, ACL_INT64};
 
 bool same_dtype(const aclTensor* a, const aclTensor* b) { return a == nullptr || b == nullptr || a->dtype == b->dtype; }
@@ -90,7 +98,7 @@ FSIM_PHASE2(aclnnIndexSelect)
 aclnnStatus aclnnGatherGetWorkspaceSize(const aclTensor* self, int64_t dim, const aclTensor* index, aclTensor* out,
                                         uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnGather", workspaceSize, executor);
-  op.arg("self", self).arg("index", index, kIndexTypes).arg("out", out);
+  op.arg("self", self, kRealOrBool).arg("index", index, kIndexTypes).arg("out", out, kRealOrBool);
   op.require(same_dtype(self, out), "out must have the dtype of self");
   return op.build([dim](Views& v) { at::gather_out(v["out"], v["self"], dim, v["index"]); });
 }
@@ -161,7 +169,7 @@ aclnnStatus aclnnInplaceMaskedFillScalarGetWorkspaceSize(aclTensor* selfRef, con
                                                          const aclScalar* value, uint64_t* workspaceSize,
                                                          aclOpExecutor** executor) {
   Op op("aclnnInplaceMaskedFillScalar", workspaceSize, executor);
-  op.arg("selfRef", selfRef).arg("mask", mask, kBool).arg("value", value);
+  op.arg("selfRef", selfRef, kMaskedFillTypes).arg("mask", mask, kBool).arg("value", value);
   return op.build([value = scalarOf(value)](Views& v) { v["selfRef"].masked_fill_(v["mask"], value); });
 }
 FSIM_PHASE2(aclnnInplaceMaskedFillScalar)
@@ -170,7 +178,7 @@ aclnnStatus aclnnInplaceMaskedFillTensorGetWorkspaceSize(aclTensor* selfRef, con
                                                          const aclTensor* value, uint64_t* workspaceSize,
                                                          aclOpExecutor** executor) {
   Op op("aclnnInplaceMaskedFillTensor", workspaceSize, executor);
-  op.arg("selfRef", selfRef).arg("mask", mask, kBool).arg("value", value);
+  op.arg("selfRef", selfRef, kMaskedFillTypes).arg("mask", mask, kBool).arg("value", value, kMaskedFillTypes);
   op.require(value == nullptr || c10::multiply_integers(value->viewDims) == 1, "value must hold one element");
   return op.build([](Views& v) { v["selfRef"].masked_fill_(v["mask"], v["value"].reshape({})); });
 }
@@ -204,7 +212,7 @@ FSIM_PHASE2(aclnnEmbeddingDenseBackward)
 aclnnStatus aclnnTrilGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out,
                                       uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnTril", workspaceSize, executor);
-  op.arg("self", self).arg("out", out);
+  op.arg("self", self, kRealOrBool).arg("out", out, kRealOrBool);
   op.require(same_dtype(self, out), "out must have the dtype of self");
   return op.build([diagonal](Views& v) { at::tril_out(v["out"], v["self"], diagonal); });
 }
@@ -213,7 +221,7 @@ FSIM_PHASE2(aclnnTril)
 aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out,
                                       uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnTriu", workspaceSize, executor);
-  op.arg("self", self).arg("out", out);
+  op.arg("self", self, kRealOrBool).arg("out", out, kRealOrBool);
   op.require(same_dtype(self, out), "out must have the dtype of self");
   return op.build([diagonal](Views& v) { at::triu_out(v["out"], v["self"], diagonal); });
 }
@@ -222,7 +230,7 @@ FSIM_PHASE2(aclnnTriu)
 aclnnStatus aclnnInplaceTrilGetWorkspaceSize(const aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize,
                                              aclOpExecutor** executor) {
   Op op("aclnnInplaceTril", workspaceSize, executor);
-  op.arg("selfRef", selfRef);
+  op.arg("selfRef", selfRef, kRealOrBool);
   return op.build([diagonal](Views& v) { v["selfRef"].copy_(at::tril(v["selfRef"], diagonal)); });
 }
 FSIM_PHASE2(aclnnInplaceTril)
@@ -230,7 +238,7 @@ FSIM_PHASE2(aclnnInplaceTril)
 aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize,
                                              aclOpExecutor** executor) {
   Op op("aclnnInplaceTriu", workspaceSize, executor);
-  op.arg("selfRef", selfRef);
+  op.arg("selfRef", selfRef, kRealOrBool);
   return op.build([diagonal](Views& v) { v["selfRef"].copy_(at::triu(v["selfRef"], diagonal)); });
 }
 FSIM_PHASE2(aclnnInplaceTriu)
@@ -240,7 +248,22 @@ aclnnStatus aclnnFlipGetWorkspaceSize(const aclTensor* self, const aclIntArray* 
   Op op("aclnnFlip", workspaceSize, executor);
   op.arg("self", self).arg("dims", dims).arg("out", out);
   op.require(same_dtype(self, out), "out must have the dtype of self");
-  return op.build([dims = intsOf(dims)](Views& v) { v["out"].copy_(at::flip(v["self"], dims)); });
+  // CANN checks the dims at phase 1: each in [-rank, rank - 1] (a 0-d self
+  // counts as rank 1), none named twice.
+  const std::vector<int64_t> flipDims = intsOf(dims);
+  if (self) {
+    const int64_t rank = std::max<int64_t>(static_cast<int64_t>(self->viewDims.size()), 1);
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (int64_t d : flipDims) {
+      const bool inRange = d >= -rank && d < rank;
+      op.require(inRange, "Dimension out of range in dims");
+      if (!inRange) break;
+      const int64_t wrapped = d < 0 ? d + rank : d;
+      op.require(!seen[static_cast<size_t>(wrapped)], "a dim appears multiple times in the list of dims");
+      seen[static_cast<size_t>(wrapped)] = true;
+    }
+  }
+  return op.build([dims = flipDims](Views& v) { v["out"].copy_(at::flip(v["self"], dims)); });
 }
 FSIM_PHASE2(aclnnFlip)
 

@@ -314,6 +314,7 @@ size_t dtypeSize(aclDataType dtype) {
     case ACL_FLOAT:
     case ACL_INT32:
     case ACL_UINT32:
+    case ACL_COMPLEX32:
       return 4;
     case ACL_DOUBLE:
     case ACL_INT64:
@@ -344,6 +345,7 @@ const char* dtypeName(aclDataType dtype) {
     case ACL_COMPLEX64: return "ACL_COMPLEX64";
     case ACL_COMPLEX128: return "ACL_COMPLEX128";
     case ACL_BF16: return "ACL_BF16";
+    case ACL_COMPLEX32: return "ACL_COMPLEX32";
     default: return "an unknown aclDataType";
   }
 }

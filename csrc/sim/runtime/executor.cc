@@ -71,7 +71,8 @@ void poison(const aclTensor& t) {
     case ACL_COMPLEX64: put(uint32_t{0x7FC00000}); break;
     case ACL_DOUBLE:
     case ACL_COMPLEX128: put(uint64_t{0x7FF8000000000000}); break;
-    case ACL_FLOAT16: put(uint16_t{0x7E00}); break;
+    case ACL_FLOAT16:
+    case ACL_COMPLEX32: put(uint16_t{0x7E00}); break;
     case ACL_BF16: put(uint16_t{0x7FC0}); break;
     default: break;
   }
