@@ -220,7 +220,7 @@ Pool2d avg_pool(const char* op, const at::Tensor& self, at::IntArrayRef kernel_s
 // CANN's "no override" is 0, which ATen refuses as a divisor.
 int64_t divisor_of(std::optional<int64_t> divisor_override) { return divisor_override.value_or(0); }
 
-constexpr int8_t kKeepDtype = 0;  // cubeMathType KEEP_DTYPE
+constexpr int8_t kPoolKeepDtype = 0;  // cubeMathType KEEP_DTYPE
 
 void avg_forward(const LaunchDevice& device, const Pool2d& pool, const at::Tensor& self, bool ceil_mode,
                  bool count_include_pad, std::optional<int64_t> divisor_override, const at::Tensor& out) {
@@ -228,7 +228,7 @@ void avg_forward(const LaunchDevice& device, const Pool2d& pool, const at::Tenso
     return;  // a zero batch: CANN takes no empty tensor
   }
   FLAGOS_GUARDED_LAUNCH(device, aclnnAvgPool2d, self, pool.kernel, pool.stride, pool.padding, ceil_mode,
-                        count_include_pad, divisor_of(divisor_override), kKeepDtype, out);
+                        count_include_pad, divisor_of(divisor_override), kPoolKeepDtype, out);
 }
 
 at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
@@ -269,7 +269,7 @@ void avg_backward(const char* op, const LaunchDevice& device, const at::Tensor& 
     return;
   }
   FLAGOS_GUARDED_LAUNCH(device, aclnnAvgPool2dBackward, grad_output, self, pool.kernel, pool.stride, pool.padding,
-                        ceil_mode, count_include_pad, divisor_of(divisor_override), kKeepDtype, grad_input);
+                        ceil_mode, count_include_pad, divisor_of(divisor_override), kPoolKeepDtype, grad_input);
 }
 
 at::Tensor avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,

@@ -153,9 +153,9 @@ def test_a_run_time_failure_is_an_error_never_a_fallback():
     assert _counts() == {}
 
 
-@pytest.mark.parametrize("case", ["batch_norm", "max_pool2d"])
+@pytest.mark.parametrize("case", ["batch_norm", "max_pool2d", "avg_pool2d"])
 def test_handwritten_kernels_take_the_dtype_fallback(case):
-    """aclnnBatchNorm and aclnnMaxPool2dWithIndices take no float64: that call runs on
+    """aclnnBatchNorm, aclnnMaxPool2dWithIndices and aclnnAvgPool2d take no float64: that call runs on
     the CPU (counted); float32 stays on the device (negative control)."""
     torch.manual_seed(0)
     x = torch.randn(2, 3, 4, 4, dtype=torch.float64)
@@ -163,6 +163,8 @@ def test_handwritten_kernels_take_the_dtype_fallback(case):
     def run(t):
         if case == "batch_norm":
             return torch.nn.functional.batch_norm(t, None, None, training=True)
+        if case == "avg_pool2d":
+            return torch.nn.functional.avg_pool2d(t, 2)
         return torch.nn.functional.max_pool2d(t, 2)
 
     with warnings.catch_warnings():
