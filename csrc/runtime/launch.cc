@@ -512,7 +512,7 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
     const phases::Span phase_one_span(phases::kPhaseOne);
     bound = std::make_unique<BoundArgs>(record);
     const aclnnStatus status = phase_one(*bound, &workspace_size, &executor);
-    if (status == ACLNN_ERR_PARAM_INVALID && (record.uncommon_dtype() || record.max_dims() > 8)) {
+    if (status == kAclnnErrParamInvalid && (record.uncommon_dtype() || record.max_dims() > 8)) {
       const std::string tag = record.uncommon_dtype() ? std::string(c10::toString(*record.uncommon_dtype()))
                                                       : c10::str(record.max_dims(), " dims");
       throw DtypeUnsupported(record.api(), tag,

@@ -23,5 +23,9 @@ namespace flagos {
 // aclnn/opdev/op_errno.h, which acl.h and acl_meta.h do not include, so the
 // backend compares against this name in both builds.
 inline constexpr aclnnStatus kAclnnSuccess = 0;
+// ACLNN_ERR_PARAM_INVALID (op_errno.h too): an operator's phase 1 rejected
+// its arguments (a dtype or rank it does not take, say). Same value as
+// acl_subset_types.h's, which --verify-cann compares with CANN's.
+inline constexpr aclnnStatus kAclnnErrParamInvalid = 161002;
 }  // namespace flagos
 #endif
