@@ -770,7 +770,7 @@ CNN_OPS = ("native_batch_norm", "native_batch_norm_backward", "_native_batch_nor
            "_native_batch_norm_legit.no_stats", "_batch_norm_with_update", "batch_norm_backward",
            "max_pool2d_with_indices",
            "max_pool2d_with_indices.out", "max_pool2d_with_indices_backward",
-           "max_pool2d_with_indices_backward.grad_input")
+           "max_pool2d_with_indices_backward.grad_input", "avg_pool2d_backward", "avg_pool2d_backward.grad_input")
 
 
 def _bn_cases(spec: OpSpec) -> list[Case]:
@@ -826,6 +826,16 @@ def _pool_cases(spec: OpSpec) -> list[Case]:
     cases = []
     for label, x, k, st, p, ceil in variants:
         geometry = (k, st, p, [1, 1], ceil)
+        if spec.op.startswith("avg_pool2d_backward"):
+            avg = (k, st, p, ceil, True, None)
+            grad = _rand(*aten.avg_pool2d(x, *avg).shape, seed=63)
+            if spec.op == "avg_pool2d_backward":
+                cases.append(Case(spec, label, lambda g, t, a=avg: aten.avg_pool2d_backward(g, t, *a), (grad, x),
+                                  tags=("plain",)))
+            else:
+                cases.append(Case(spec, label, lambda g, t, o, a=avg: aten.avg_pool2d_backward.grad_input(
+                    g, t, *a, grad_input=o), (grad, x, torch.zeros(2)), tags=("plain",)))
+            continue
         if spec.op == "max_pool2d_with_indices":
             cases.append(Case(spec, label, lambda t, g=geometry: aten.max_pool2d_with_indices(t, *g), (x,),
                               tags=("plain",)))
