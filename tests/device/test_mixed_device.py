@@ -275,6 +275,7 @@ CPU_SCALAR_REJECTED: dict[str, str] = {
     # a CPU 0-dim out= tensor is on another device, not a number
     "max_pool2d_with_indices.out": "indices",
     "max_pool2d_with_indices_backward.grad_input": "grad_input",
+    "avg_pool2d_backward.grad_input": "grad_input",
 }
 
 
