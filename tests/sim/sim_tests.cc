@@ -2046,7 +2046,7 @@ aclnnStatus addAsync(const aclTensor* self, const aclTensor* other, float alpha,
 TEST(queued_launches_of_one_executor_keep_their_addresses) {
   LazyStreams lazy;
   setDevice(0);
-  constexpr int kLaunches = 300;  // more than an executor keeps snapshots for (256)
+  constexpr int kLaunches = 2100;  // more than an executor keeps snapshots for (a stream's 2048)
   DevTensor self(0, {2});
   self.write<float>({1, 2});
   std::vector<std::unique_ptr<DevTensor>> others, outs;

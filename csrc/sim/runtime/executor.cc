@@ -278,9 +278,9 @@ struct Snapshot final : Work {
 
 namespace {
 
-// How many snapshots a repeatable executor keeps: its launches that may be
-// queued at once before a launch allocates (a stream holds kQueueDepth).
-constexpr size_t kKeptSnapshots = 256;
+// How many snapshots a repeatable executor keeps: as many of its launches
+// as one stream can hold, so that a loop never allocates once warm.
+constexpr size_t kKeptSnapshots = kQueueDepth;
 
 // The snapshot a launch queues (see Snapshot).
 std::shared_ptr<const Work> snapshotFor(aclOpExecutor& e, const std::vector<Access>& accesses, bool fault) {

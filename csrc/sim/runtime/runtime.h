@@ -148,6 +148,11 @@ void releaseMemory(const std::vector<Access>& accesses);
 
 // ---- streams --------------------------------------------------------------
 
+// CANN's submission-queue depth per stream on Ascend 910B/910_93 (rtsqDepth
+// in hicann/runtime src/runtime/config/910_B_93/dev_info_reg.cc): the most
+// positions a stream's queue holds.
+inline constexpr size_t kQueueDepth = 2048;
+
 // The device of a stream handle: nullptr means the current device's default
 // stream (-1 if the thread has no current device). nullopt for a handle that
 // is not a live stream (destroyed, torn down by a reset, or never created).

@@ -46,9 +46,6 @@ namespace {
 struct Stream;
 struct Event;
 
-// CANN's submission-queue depth per stream on Ascend 910B/910_93 (rtsqDepth
-// in hicann/runtime src/runtime/config/910_B_93/dev_info_reg.cc).
-constexpr size_t kQueueDepth = 2048;
 // How long a worker that ran out of work polls for more before it sleeps.
 constexpr std::chrono::microseconds kSpin{50};
 
