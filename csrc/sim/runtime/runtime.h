@@ -21,6 +21,24 @@ namespace fsim {
 
 inline constexpr int kMaxDevices = 16;
 
+// Takes `mutex`, retrying for about a microsecond before it blocks. The host
+// and a stream's worker take the same locks for a few hundred nanoseconds at
+// a time; a thread that blocks makes the holder pay a futex wake (a system
+// call, more than the wait) when it unlocks. For the locks of every launch.
+inline std::unique_lock<std::mutex> lockSoon(std::mutex& mutex) {
+  std::unique_lock<std::mutex> lock(mutex, std::try_to_lock);
+  for (int i = 0; i < 128 && !lock.owns_lock(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+    lock.try_lock();
+  }
+  if (!lock.owns_lock()) lock.lock();
+  return lock;
+}
+
 // Sets the error message and returns `status`, for one-line failures.
 template <class... Args>
 int fail(int status, const Args&... args) {

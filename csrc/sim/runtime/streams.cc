@@ -231,7 +231,7 @@ void finish(Handles& h, Stream* s) {
 
 void runWorker(Stream* s) {
   Handles& h = handles();
-  std::unique_lock lock(h.mutex);
+  std::unique_lock lock = lockSoon(h.mutex);
   auto ready = [&] {
     if (h.exiting) return true;
     if (s->queue.empty()) return s->stop;
@@ -245,7 +245,7 @@ void runWorker(Stream* s) {
       const auto until = std::chrono::steady_clock::now() + kSpin;
       while (s->signals.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
-      lock.lock();
+      lock = lockSoon(h.mutex);
       s->sleeping = true;
       s->wake.wait(lock, ready);
       s->sleeping = false;
@@ -289,7 +289,7 @@ void runWorker(Stream* s) {
         }
         releaseMemory(task.work->accesses);
         task.work.reset();  // before the position completes: its owner may reuse it then
-        lock.lock();
+        lock = lockSoon(h.mutex);
         s->running = false;
         if (!error.empty()) {
           counters().failedTasks++;
@@ -459,7 +459,7 @@ std::optional<fsimStreamMode> streamMode(const char* fn) {
 std::optional<int> streamDevice(aclrtStream stream) {
   if (stream == nullptr) return currentDevice();
   Handles& h = handles();
-  std::lock_guard lock(h.mutex);
+  std::unique_lock lock = lockSoon(h.mutex);
   Stream* s = liveStream(h, stream);
   if (s == nullptr) return std::nullopt;
   return s->device;
@@ -467,7 +467,7 @@ std::optional<int> streamDevice(aclrtStream stream) {
 
 void enqueue(aclrtStream stream, Task task) {
   Handles& h = handles();
-  std::unique_lock lock(h.mutex);
+  std::unique_lock lock = lockSoon(h.mutex);
   awaitRoom(lock, h, stream);
   Stream* s = stream != nullptr ? liveStream(h, stream) : nullptr;
   const int current = currentDevice();
