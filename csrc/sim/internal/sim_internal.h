@@ -117,10 +117,6 @@ void setError(std::string message);
 size_t dtypeSize(aclDataType dtype);
 const char* dtypeName(aclDataType dtype);
 
-// Whether `tensor` is a live aclTensor (created and not yet destroyed) with
-// this serial.
-bool tensorLive(const aclTensor* tensor, uint64_t serial);
-
 // Fault injection hook, called by every operator phase. Returns
 // ACLNN_SUCCESS, or the failure status with the error message set.
 aclnnStatus checkFault(const char* op, int phase);

@@ -254,13 +254,16 @@ aclError asyncDirection(const char* fn, aclrtMemcpyKind kind, const void* dst, c
 
 }  // namespace
 
-std::optional<AllocInfo> findAlloc(const void* p) {
+AllocLookup::AllocLookup() : lock_(lockSoon(registry().mutex)) {}
+
+std::optional<AllocInfo> AllocLookup::find(const void* p) const {
   Registry& r = registry();
-  std::unique_lock lock = lockSoon(r.mutex);
   auto it = Registry::find(r.allocs, reinterpret_cast<uintptr_t>(p));
   if (it == r.allocs.end()) return std::nullopt;
   return AllocInfo{it->first, it->second.size, it->second.device, it->second.id};
 }
+
+std::optional<AllocInfo> findAlloc(const void* p) { return AllocLookup().find(p); }
 
 void retainMemory(const std::vector<Access>& accesses) {
   if (accesses.empty()) return;

@@ -81,6 +81,28 @@ struct AllocInfo {
 // The allocation holding address `p` (any interior address), if any.
 std::optional<AllocInfo> findAlloc(const void* p);
 
+// findAlloc for several addresses under one hold of the registry's lock (a
+// launch looks up each of its arguments).
+class AllocLookup {
+ public:
+  AllocLookup();
+  std::optional<AllocInfo> find(const void* p) const;
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Whether aclTensors are live (created and not yet destroyed, with these
+// serials), under one hold of the live set's lock.
+class TensorLookup {
+ public:
+  TensorLookup();
+  bool live(const aclTensor* tensor, uint64_t serial) const;
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
 // Scoped read/write access to device allocations for the runtime's own
 // work (copies, memset, kernels). With FLAGOS_SIM_PROTECT=1 device memory is
 // PROT_NONE outside such scopes; grants are refcounted per allocation, so
@@ -142,13 +164,12 @@ struct Access {
 
 // A new timeline (a stream), named for hazard reports.
 Timeline newTimeline(std::string name);
-// Checks and records the accesses of work at position clock.at(t) of
-// timeline t, whose clock is `clock`; `what` is a string literal (the call).
-void trackAccesses(Timeline t, const Clock& clock, const std::vector<Access>& accesses, const char* what);
-// Joins the host's clock into `clock` (work queued now comes after what the
-// host did), and the host observing that everything `clock` covers has
-// completed.
-void joinHostClock(Clock& clock);
+// Work queued at `position` of timeline t, whose clock is `clock`: joins
+// the host's clock into `clock` (the work comes after what the host did),
+// sets the position, and checks and records the work's accesses; `what` is a
+// string literal (the call). One lock for all of it: every launch queues.
+void queuedAt(Timeline t, Clock& clock, uint64_t position, const std::vector<Access>& accesses, const char* what);
+// The host observing that everything `clock` covers has completed.
 void hostObserved(const Clock& clock);
 // Accesses the host makes itself (synchronous copies and memsets, frees).
 void hostAccesses(const std::vector<Access>& accesses, const char* what);

@@ -204,7 +204,8 @@ void runWorker(Stream* s);
 void stopAtExit();
 
 // Requires the mutex. Appends an item, starting the worker on first use.
-// The item comes after everything the host did before (program order).
+// The item comes after everything the host did before (program order); a
+// task's accesses are checked and recorded at its position.
 void push(Handles& h, Stream* s, Item item) {
   if (!s->worker.joinable()) {
     if (!h.atexitRegistered) {
@@ -216,8 +217,9 @@ void push(Handles& h, Stream* s, Item item) {
     s->worker = std::thread(runWorker, s);
   }
   s->enqueued++;
-  joinHostClock(s->clock);
-  s->clock.set(s->timeline, s->enqueued);
+  static const std::vector<Access> kNone;
+  const Task& task = item.task;
+  queuedAt(s->timeline, s->clock, s->enqueued, task.work != nullptr ? task.work->accesses : kNone, task.what);
   s->queue.push_back(std::move(item));
   wakeWorker(s);
 }
@@ -474,14 +476,10 @@ void enqueue(aclrtStream stream, Task task) {
   if (s == nullptr && stream == nullptr && current >= 0) s = defaultStream(h, current);
   if (s == nullptr || h.exiting) return;  // validated by the caller; or the process is ending
   retainMemory(task.work->accesses);
-  const Work& work = *task.work;  // shared by the queue: alive until the worker has run it
-  const char* what = task.what;
   Item item;
   item.kind = ItemKind::kTask;
   item.task = std::move(task);
   push(h, s, std::move(item));
-  // Under the mutex: the stream's clock and the tracker must see pushes in queue order.
-  trackAccesses(s->timeline, s->clock, work.accesses, what);
 }
 
 namespace {
