@@ -4,6 +4,7 @@
 // The backend never includes this header; it sees only acl_api.h.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -98,6 +99,7 @@ struct aclOpExecutor {
   // work holds it. Only a repeatable executor has a next launch.
   std::vector<std::shared_ptr<fsim::Snapshot>> snapshots;
   size_t nextSnapshot = 0;
+  std::atomic<uint64_t>* launches = nullptr;  // the operator's launch counter (statistics)
 };
 
 namespace fsim {

@@ -318,6 +318,7 @@ aclOpExecutor* newExecutor(std::string op, std::vector<Param> params, uint64_t w
   e->params = std::move(params);
   e->workspaceSize = workspaceSize;
   e->kernel = std::move(kernel);
+  e->launches = &counters().opLaunches(e->op);
   for (Param& p : e->params)
     for (BoundTensor& t : p.tensors)
       if (t.tensor != nullptr) (p.role == Role::kInput ? e->inputs : e->outputs).push_back(t.tensor);
@@ -396,10 +397,7 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
   Task task{op, snapshotFor(*executor, v.accesses, takeFault(op, 3))};  // op: a string literal (FSIM_PHASE2)
   enqueue(stream, std::move(task));
   c.launches[currentDevice()]++;
-  std::lock_guard lock(c.opMutex);
-  auto it = c.opLaunches.find(std::string_view(op));
-  if (it == c.opLaunches.end()) it = c.opLaunches.emplace(op, 0).first;
-  it->second++;
+  executor->launches->fetch_add(1, std::memory_order_relaxed);
   return ACLNN_SUCCESS;
 }
 

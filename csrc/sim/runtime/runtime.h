@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flagos/acl_api.h"
@@ -244,8 +245,11 @@ struct Counters {
   std::atomic<uint64_t> failedTasks{0};  // queued work that failed when it ran
   std::atomic<int64_t> liveExecutors{0};
   std::atomic<int64_t> liveArguments{0};  // aclCreate* objects not yet destroyed
+  // The launch count of an operator (or collective), by name: a stable
+  // counter, so that an executor looks it up once, at phase 1.
+  std::atomic<uint64_t>& opLaunches(std::string_view op);
   std::mutex opMutex;
-  std::map<std::string, uint64_t, std::less<>> opLaunches;
+  std::map<std::string, std::atomic<uint64_t>, std::less<>> opCounts;  // zeroed, never erased, by a reset
 };
 Counters& counters();
 
