@@ -76,7 +76,7 @@ struct Stream {
   std::thread worker;
   bool running = false;   // the worker is running a task, unlocked
   bool sleeping = false;  // the worker waits on `wake` (only then is it notified)
-  std::atomic<uint64_t> signals{0};  // bumped by every wakeWorker, read while spinning
+  std::atomic<uint64_t> signals{0};  // bumped by wakeWorker and releaseAndWake, read while spinning
   bool stop = false;
   std::condition_variable wake;
 };
@@ -205,7 +205,8 @@ void stopAtExit();
 
 // Requires the mutex. Appends an item, starting the worker on first use.
 // The item comes after everything the host did before (program order); a
-// task's accesses are checked and recorded at its position.
+// task's accesses are checked and recorded at its position. The caller
+// wakes the worker with releaseAndWake.
 void push(Handles& h, Stream* s, Item item) {
   if (!s->worker.joinable()) {
     if (!h.atexitRegistered) {
@@ -221,7 +222,16 @@ void push(Handles& h, Stream* s, Item item) {
   const Task& task = item.task;
   queuedAt(s->timeline, s->clock, s->enqueued, task.work != nullptr ? task.work->accesses : kNone, task.what);
   s->queue.push_back(std::move(item));
-  wakeWorker(s);
+}
+
+// Releases `lock` (the mutex), then tells the worker of `s` that work was
+// pushed. After, not before: a worker spinning for work would otherwise
+// contend for the lock the host still holds.
+void releaseAndWake(std::unique_lock<std::mutex>& lock, Stream* s) {
+  const bool sleeping = s->sleeping;  // read under the mutex: a sleeping worker needs the notify
+  lock.unlock();
+  s->signals.fetch_add(1, std::memory_order_release);
+  if (sleeping) s->wake.notify_all();
 }
 
 // Requires the mutex (held by `lock`). Finishes the stream's front item.
@@ -480,6 +490,7 @@ void enqueue(aclrtStream stream, Task task) {
   item.kind = ItemKind::kTask;
   item.task = std::move(task);
   push(h, s, std::move(item));
+  releaseAndWake(lock, s);
 }
 
 namespace {
@@ -693,6 +704,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   push(h, s, std::move(item));
   e->point = s->enqueued;
   e->clock = s->clock;
+  releaseAndWake(lock, s);
   return ACL_SUCCESS;
 }
 
@@ -726,6 +738,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   item.targetPoint = e->point;
   push(h, s, std::move(item));
   s->clock.join(e->clock);
+  releaseAndWake(lock, s);
   return ACL_SUCCESS;
 }
 
