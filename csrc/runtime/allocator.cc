@@ -36,7 +36,7 @@ struct Block {
 struct Pending {
   void* ptr = nullptr;
   Block block;
-  std::vector<std::pair<c10::DeviceIndex, aclrtEvent>> events;
+  BlockEvents events;
 };
 
 using c10::CachingAllocator::Stat;
@@ -245,16 +245,7 @@ class DevicePools {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = pending_.begin(); it != pending_.end();) {
-        bool complete = true;
-        for (const auto& [device, event] : it->events) {
-          bool ready = true;
-          without_throwing("querying an event", [&] { ready = event_complete(event); });
-          if (!ready) {
-            complete = false;
-            break;
-          }
-        }
-        if (!complete) {
+        if (!all_complete(it->events, "a freed block's event")) {
           ++it;
           continue;
         }

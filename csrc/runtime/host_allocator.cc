@@ -26,7 +26,7 @@ struct HostBlock {
 
 struct PendingHost {
   void* ptr = nullptr;
-  std::vector<std::pair<c10::DeviceIndex, aclrtEvent>> events;
+  BlockEvents events;
 };
 
 class PinnedPool final : public at::HostAllocator {
@@ -180,20 +180,7 @@ class PinnedPool final : public at::HostAllocator {
       std::lock_guard<std::mutex> lock(mutex_);
       if (pending_.empty()) return;
       for (auto it = pending_.begin(); it != pending_.end();) {
-        bool complete = true;
-        for (const auto& [device, event] : it->events) {
-          bool ready = true;
-          try {
-            ready = event_complete(event);
-          } catch (const std::exception& e) {
-            TORCH_WARN("flagos: querying a pinned block's event failed: ", e.what());
-          }
-          if (!ready) {
-            complete = false;
-            break;
-          }
-        }
-        if (!complete) {
+        if (!all_complete(it->events, "a pinned block's event")) {
           ++it;
           continue;
         }

@@ -185,6 +185,17 @@ bool event_complete(aclrtEvent event) {
 
 void synchronize_event(aclrtEvent event) { FLAGOS_ACL_CHECK(aclrtSynchronizeEvent(event)); }
 
+bool all_complete(const BlockEvents& events, const char* what) noexcept {
+  for (const auto& [device, event] : events) {
+    try {
+      if (!event_complete(event)) return false;
+    } catch (const std::exception& e) {
+      TORCH_WARN("flagos: querying ", what, " failed: ", e.what());
+    }
+  }
+  return true;
+}
+
 void wait_stream(c10::Stream waiter, c10::Stream producer) {
   if (waiter == producer) {
     return;

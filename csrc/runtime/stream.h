@@ -18,6 +18,8 @@
 #include <c10/core/Stream.h>
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "flagos/acl_api.h"
 
@@ -56,6 +58,13 @@ void record_event(aclrtEvent event, c10::Stream stream);
 void stream_wait_event(c10::Stream stream, aclrtEvent event);
 bool event_complete(aclrtEvent event);
 void synchronize_event(aclrtEvent event);
+
+// Pool events recorded for a freed block, with their devices.
+using BlockEvents = std::vector<std::pair<c10::DeviceIndex, aclrtEvent>>;
+// Whether every one of them has completed, for a caching allocator deciding
+// whether a freed block may be reused. Never throws (allocators call it from
+// deleters): a failed query warns, naming `what`, and counts as complete.
+bool all_complete(const BlockEvents& events, const char* what) noexcept;
 
 // `waiter` runs nothing queued after this call before everything queued so
 // far on `producer` has run: an event recorded on `producer`, waited for on
