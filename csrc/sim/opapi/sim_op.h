@@ -59,6 +59,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/TensorOperators.h>
 
 #include <cstdint>
 #include <initializer_list>
