@@ -63,6 +63,38 @@ bool caching_enabled() {
   return enabled;
 }
 
+// Nodes of a std::map or std::multimap kept for reuse. Every allocation and
+// free moves a block between the pool's maps; moving the node instead of
+// freeing one and allocating another keeps a cache hit off the heap.
+template <class Map>
+class NodeStash {
+ public:
+  // Takes the node of `it` out of `map` and keeps it; returns its value.
+  typename Map::mapped_type take(Map& map, typename Map::iterator it) {
+    typename Map::node_type node = map.extract(it);
+    typename Map::mapped_type value = std::move(node.mapped());
+    if (spare_.size() < kKept) spare_.push_back(std::move(node));
+    return value;
+  }
+
+  // Inserts (key, value) into `map` in a kept node if there is one.
+  void put(Map& map, typename Map::key_type key, typename Map::mapped_type value) {
+    if (spare_.empty()) {
+      map.emplace(std::move(key), std::move(value));
+      return;
+    }
+    typename Map::node_type node = std::move(spare_.back());
+    spare_.pop_back();
+    node.key() = std::move(key);
+    node.mapped() = std::move(value);
+    map.insert(std::move(node));
+  }
+
+ private:
+  static constexpr size_t kKept = 64;
+  std::vector<typename Map::node_type> spare_;
+};
+
 // A deleter must not throw: runtime failures while freeing become warnings.
 template <typename Fn>
 void without_throwing(const char* what, Fn&& fn) {
@@ -234,7 +266,7 @@ class DevicePools {
 
   // Requires the mutex. Puts a free block in its stream's pool.
   void cache(void* ptr, const Block& block) {
-    free_[block.device].emplace(std::make_pair(block.stream, block.size), ptr);
+    free_nodes_.put(free_[block.device], std::make_pair(block.stream, block.size), ptr);
   }
 
   void* take_cached(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
@@ -243,13 +275,12 @@ class DevicePools {
     if (it == free_[device].end()) {
       return nullptr;
     }
-    void* ptr = it->second;
-    free_[device].erase(it);
+    void* ptr = free_nodes_.take(free_[device], it);
     Block block = blocks_.at(ptr);
     block.requested = requested;
     block.uses.clear();
-    live_.emplace(ptr, block);
     count_live(block, 1);
+    live_nodes_.put(live_, ptr, std::move(block));
     return ptr;
   }
 
@@ -312,8 +343,7 @@ class DevicePools {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = live_.find(ptr);
       TORCH_INTERNAL_ASSERT(it != live_.end(), "flagos: freeing an unknown block");
-      block = it->second;
-      live_.erase(it);
+      block = live_nodes_.take(live_, it);
       count_live(block, -1);
       if (caching_enabled() && (block.uses.empty() || !stream_wait_enabled(StreamWait::kBlockReuse))) {
         cache(ptr, block);
@@ -351,7 +381,10 @@ class DevicePools {
   std::map<const void*, Block> live_;   // ordered: lookups of interior pointers
   std::map<const void*, Block> blocks_; // every block held from the runtime, live or not
   // Free blocks per device, by (stream, size).
-  std::multimap<std::pair<c10::StreamId, size_t>, void*> free_[kMaxDevices];
+  using FreeBlocks = std::multimap<std::pair<c10::StreamId, size_t>, void*>;
+  FreeBlocks free_[kMaxDevices];
+  NodeStash<std::map<const void*, Block>> live_nodes_;
+  NodeStash<FreeBlocks> free_nodes_;
   std::deque<Pending> pending_;          // freed blocks waiting for other streams
   DeviceStats stats_[kMaxDevices];
 };

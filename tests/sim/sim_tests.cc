@@ -2039,6 +2039,52 @@ aclnnStatus addAsync(const aclTensor* self, const aclTensor* other, float alpha,
   return aclnnAdd(workspace.get(), ws, e, stream);
 }
 
+// Each launch of a repeatable executor runs on the addresses bound at that
+// launch, whatever is rebound while it waits in the queue, also when the
+// executor reuses the snapshots of its finished launches and when more
+// launches are queued than it keeps snapshots for.
+TEST(queued_launches_of_one_executor_keep_their_addresses) {
+  LazyStreams lazy;
+  setDevice(0);
+  constexpr int kLaunches = 2100;  // more than an executor keeps snapshots for (a stream's 2048)
+  DevTensor self(0, {2});
+  self.write<float>({1, 2});
+  std::vector<std::unique_ptr<DevTensor>> others, outs;
+  for (int i = 0; i < kLaunches; ++i) {
+    others.push_back(std::make_unique<DevTensor>(0, std::vector<int64_t>{2}));
+    others.back()->write<float>({10.0f * i, 20.0f * i});
+    outs.push_back(std::make_unique<DevTensor>(0, std::vector<int64_t>{2}));
+    outs.back()->write<float>({-1, -1});
+  }
+  aclTensor* otherT = others[0]->view({2}, {1}, 0);
+  aclTensor* outT = outs[0]->view({2}, {1}, 0);
+  ScalarPtr one = floatScalar(1);
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnAddGetWorkspaceSize(self.get(), otherT, one.get(), outT, &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  DeviceMem workspace(0, ws);
+  auto launchAll = [&](int round) {
+    for (int i = 0; i < kLaunches; ++i) {
+      const int k = (i + round) % kLaunches;  // another pairing each round
+      CHECK_EQ(aclSetInputTensorAddr(e, 1, otherT, others[k]->data()), ACLNN_SUCCESS);
+      CHECK_EQ(aclSetOutputTensorAddr(e, 0, outT, outs[i]->data()), ACLNN_SUCCESS);
+      CHECK_EQ(aclnnAdd(workspace.get(), ws, e, nullptr), ACLNN_SUCCESS);
+    }
+    CHECK_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+    for (int i = 0; i < kLaunches; ++i) {
+      const int k = (i + round) % kLaunches;
+      CHECK_VALUES(outs[i]->read<float>(), 1 + 10.0f * k, 2 + 20.0f * k);
+    }
+  };
+  launchAll(0);  // every launch queued before any runs
+  launchAll(7);  // the finished launches' snapshots reused
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  aclDestroyTensor(otherT);
+  aclDestroyTensor(outT);
+  CHECK_EQ(stat("hazards"), 0);
+}
+
 // In the default (async) mode a stream's worker runs its work without
 // anybody waiting for it.
 TEST(async_streams_run_work_by_themselves) {

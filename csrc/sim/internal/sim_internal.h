@@ -77,6 +77,9 @@ struct Param {
 // Shared, not copied: each launch's snapshot of the executor holds the kernel.
 using Kernel = std::shared_ptr<const std::function<void(const aclOpExecutor&)>>;
 
+// What a queued launch runs on (the runtime's executor.cc).
+struct Snapshot;
+
 }  // namespace fsim
 
 struct aclOpExecutor {
@@ -90,6 +93,11 @@ struct aclOpExecutor {
   // aclSetInputTensorAddr / aclSetOutputTensorAddr index.
   std::vector<aclTensor*> inputs;
   std::vector<aclTensor*> outputs;
+  // The snapshots of its launches, in launch order from `nextSnapshot` (the
+  // oldest): a launch reuses the oldest, refreshed in place, once no queued
+  // work holds it. Only a repeatable executor has a next launch.
+  std::vector<std::shared_ptr<fsim::Snapshot>> snapshots;
+  size_t nextSnapshot = 0;
 };
 
 namespace fsim {

@@ -9,6 +9,7 @@
 // arguments. A kernel that fails when it runs (an ATen error, an injected
 // phase-3 fault) fails the stream: the next synchronization reports
 // ACL_ERROR_RT_AICORE_EXCEPTION with the kernel's message.
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -97,6 +98,15 @@ struct Verdict {
   std::vector<Access> accesses;  // what the kernel reads and writes (the workspace is written)
   std::vector<std::pair<const aclTensor*, AllocInfo>> outputs;  // placed outputs, for poisoning
 
+  // Empties it for the next launch, keeping the vectors' capacity.
+  void reset() {
+    hardStatus = ACLNN_SUCCESS;
+    hardError.clear();
+    mismatch.clear();
+    accesses.clear();
+    outputs.clear();
+  }
+
   void touch(const AllocInfo& a, bool write) {
     for (Access& x : accesses) {
       if (x.alloc.id == a.id) {
@@ -108,42 +118,9 @@ struct Verdict {
   }
 };
 
-// What a queued kernel runs on: a copy of the executor and of its aclTensor
-// objects as they were at launch, with the memory the kernel may touch.
-struct Snapshot {
-  std::vector<aclTensor> tensors;  // reserved up front: the params point into it
-  aclOpExecutor executor;
-  bool faulty = false;
-
-  Snapshot(const aclOpExecutor& e, bool fault) : faulty(fault) {
-    executor.op = e.op;
-    executor.params = e.params;
-    executor.workspaceSize = e.workspaceSize;
-    executor.kernel = e.kernel;
-    size_t count = 0;
-    for (const Param& p : e.params)
-      for (const BoundTensor& t : p.tensors) count += t.tensor != nullptr;
-    tensors.reserve(count);
-    for (Param& p : executor.params) {
-      for (BoundTensor& t : p.tensors) {
-        if (t.tensor == nullptr) continue;
-        tensors.push_back(*t.tensor);
-        t.tensor = &tensors.back();
-      }
-    }
-  }
-};
-
-Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64_t workspaceSize,
-                 aclrtStream stream) {
-  Verdict v;
-  size_t tensors = 0, outputs = 0;
-  for (const Param& p : e.params) {
-    tensors += p.tensors.size();
-    if (p.role == Role::kOutput) outputs += p.tensors.size();
-  }
-  v.accesses.reserve(tensors + 1);  // and the workspace
-  v.outputs.reserve(outputs);
+// Fills `v` (reset) with where the launch's pieces live.
+void validate(Verdict& v, const char* op, const aclOpExecutor& e, void* workspace, uint64_t workspaceSize,
+              aclrtStream stream) {
   auto hard = [&](aclnnStatus status, std::string message) {
     if (v.hardStatus == ACLNN_SUCCESS) {
       v.hardStatus = status;
@@ -156,7 +133,7 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
   std::optional<int> streamDev = streamDevice(stream);
   if (!streamDev) {
     hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": stream ", stream, " is not a live stream"));
-    return v;
+    return;
   }
   const int current = currentDevice();
   auto runsOn = [&] {
@@ -221,7 +198,6 @@ Verdict validate(const char* op, const aclOpExecutor& e, void* workspace, uint64
       if (p.role == Role::kOutput) v.outputs.emplace_back(&t, *a);
     }
   }
-  return v;
 }
 
 aclnnStatus setTensorAddr(const char* fn, aclOpExecutor* executor, size_t index, aclTensor* tensor, void* addr,
@@ -247,6 +223,87 @@ aclnnStatus setTensorAddr(const char* fn, aclOpExecutor* executor, size_t index,
                 static_cast<const void*>(tensors[index]), "); rebinding it would leave the executor's address unchanged");
   tensor->data = addr;
   return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+// What a queued kernel runs on: a copy of the executor and of its aclTensor
+// objects as they were at launch, with the memory the kernel may touch.
+// A repeatable executor keeps its snapshots for its later launches, so that
+// a launch on a cache hit allocates nothing: streams run in order, so the
+// oldest is the first the queue lets go of.
+struct Snapshot final : Work {
+  std::vector<aclTensor> tensors;  // reserved up front: the params point into it
+  aclOpExecutor executor;
+  bool faulty = false;
+
+  Snapshot(const aclOpExecutor& e, bool fault) : faulty(fault) {
+    executor.op = e.op;
+    executor.params = e.params;
+    executor.workspaceSize = e.workspaceSize;
+    executor.kernel = e.kernel;
+    size_t count = 0;
+    for (const Param& p : e.params)
+      for (const BoundTensor& t : p.tensors) count += t.tensor != nullptr;
+    tensors.reserve(count);
+    for (Param& p : executor.params) {
+      for (BoundTensor& t : p.tensors) {
+        if (t.tensor == nullptr) continue;
+        tensors.push_back(*t.tensor);
+        t.tensor = &tensors.back();
+      }
+    }
+  }
+
+  // Requires sole ownership. Takes the executor's current addresses and `now`.
+  void refresh(const aclOpExecutor& e, const std::vector<Access>& now) {
+    size_t k = 0;
+    for (const Param& p : e.params)
+      for (const BoundTensor& t : p.tensors)
+        if (t.tensor != nullptr) tensors[k++].data = t.tensor->data;
+    accesses.assign(now.begin(), now.end());
+  }
+
+  std::string run() const override {
+    const char* op = executor.op.c_str();
+    if (faulty) return cat(op, ": injected fault at phase 3 (the kernel's run on the stream)");
+    try {
+      (*executor.kernel)(executor);
+    } catch (const std::exception& e) {
+      return cat(op, ": kernel failed: ", e.what());
+    }
+    return std::string();
+  }
+};
+
+namespace {
+
+// How many snapshots a repeatable executor keeps: as many of its launches
+// as one stream can hold, so that a loop never allocates once warm.
+constexpr size_t kKeptSnapshots = kQueueDepth;
+
+// The snapshot a launch queues (see Snapshot).
+std::shared_ptr<const Work> snapshotFor(aclOpExecutor& e, const std::vector<Access>& accesses, bool fault) {
+  std::vector<std::shared_ptr<Snapshot>>& kept = e.snapshots;
+  size_t& oldest = e.nextSnapshot;
+  if (!fault && !kept.empty()) {
+    std::shared_ptr<Snapshot>& s = kept[oldest];
+    if (s.use_count() == 1) {
+      // The worker dropped it (a release decrement): see its last reads first.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      s->refresh(e, accesses);
+      oldest = (oldest + 1) % kept.size();
+      return s;
+    }
+  }
+  auto made = std::make_shared<Snapshot>(e, fault);
+  made->accesses.assign(accesses.begin(), accesses.end());
+  if (!fault && e.repeatable && kept.size() < kKeptSnapshots) {
+    // The newest, just before the oldest.
+    kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(oldest), made);
+    oldest = (oldest + 1) % kept.size();
+  }
+  return made;
 }
 
 }  // namespace
@@ -309,7 +366,9 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
     return ACLNN_ERR_RUNTIME_ERROR;
   }
 
-  Verdict v = validate(op, *executor, workspace, workspaceSize, stream);
+  thread_local Verdict v;  // reused: a launch on a cache hit allocates nothing here
+  v.reset();
+  validate(v, op, *executor, workspace, workspaceSize, stream);
   if (v.hardStatus != ACLNN_SUCCESS) {
     c.rejectedLaunches++;
     return fail(v.hardStatus, v.hardError);
@@ -331,20 +390,8 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
     return ACLNN_SUCCESS;
   }
 
-  Task task;
-  task.what = op;  // a string literal (FSIM_PHASE2)
-  task.accesses = std::move(v.accesses);  // the worker grants them around the run
-  auto snapshot = std::make_shared<const Snapshot>(*executor, takeFault(op, 3));
-  task.run = [snapshot]() -> std::string {
-    const char* op = snapshot->executor.op.c_str();
-    if (snapshot->faulty) return cat(op, ": injected fault at phase 3 (the kernel's run on the stream)");
-    try {
-      (*snapshot->executor.kernel)(snapshot->executor);
-    } catch (const std::exception& e) {
-      return cat(op, ": kernel failed: ", e.what());
-    }
-    return std::string();
-  };
+  // The worker grants the accesses around the run.
+  Task task{op, snapshotFor(*executor, v.accesses, takeFault(op, 3))};  // op: a string literal (FSIM_PHASE2)
   enqueue(stream, std::move(task));
   c.launches[currentDevice()]++;
   std::lock_guard lock(c.opMutex);

@@ -559,16 +559,12 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   if (!e.alloc.contains(reinterpret_cast<uintptr_t>(devPtr), count))
     return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", count, " bytes at ", devPtr, " overrun its allocation of ",
                 e.alloc.size, " bytes");
-  Task task;
-  task.what = fn;
-  task.accesses = {{e.alloc, true}};
-  task.run = [devPtr, value, count, e] {
-    AccessGrant grant;
-    if (e.device()) grant.add(e.alloc);
-    std::memset(devPtr, value, count);
-    return std::string();
-  };
-  enqueue(stream, std::move(task));
+  enqueue(stream, callTask(fn, {{e.alloc, true}}, [devPtr, value, count, e] {
+            AccessGrant grant;
+            if (e.device()) grant.add(e.alloc);
+            std::memset(devPtr, value, count);
+            return std::string();
+          }));
   return ACL_SUCCESS;
 }
 
@@ -634,14 +630,10 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     transfer(dst, d, src, s, count);
     return ACL_SUCCESS;
   }
-  Task task;
-  task.what = fn;
-  task.accesses = copyAccesses(d, s);
-  task.run = [dst, d, src, s, count] {
-    transfer(dst, d, src, s, count);
-    return std::string();
-  };
-  enqueue(stream, std::move(task));
+  enqueue(stream, callTask(fn, copyAccesses(d, s), [dst, d, src, s, count] {
+            transfer(dst, d, src, s, count);
+            return std::string();
+          }));
   return ACL_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -147,19 +148,34 @@ void releaseMemory(const std::vector<Access>& accesses);
 
 // ---- streams --------------------------------------------------------------
 
+// CANN's submission-queue depth per stream on Ascend 910B/910_93 (rtsqDepth
+// in hicann/runtime src/runtime/config/910_B_93/dev_info_reg.cc): the most
+// positions a stream's queue holds.
+inline constexpr size_t kQueueDepth = 2048;
+
 // The device of a stream handle: nullptr means the current device's default
 // stream (-1 if the thread has no current device). nullopt for a handle that
 // is not a live stream (destroyed, torn down by a reset, or never created).
 std::optional<int> streamDevice(aclrtStream stream);
 
-// Work for a stream: what queued it, the memory it touches, and the work
-// itself, which returns an error message (empty on success). A failure is
-// reported by the next synchronization of the stream.
+// What a stream runs: the memory it touches, and the work itself, which
+// returns an error message (empty on success). A failure is reported by the
+// next synchronization of the stream. Immutable once queued: the queue
+// shares it, so that a launch's snapshot can be reused by the next launch
+// once no queued work holds it (executor.cc), without a heap allocation.
+struct Work {
+  std::vector<Access> accesses;
+  virtual ~Work() = default;
+  virtual std::string run() const = 0;
+};
+
 struct Task {
   const char* what = "";  // a string literal: the runtime call or operator
-  std::vector<Access> accesses;
-  std::function<std::string()> run;
+  std::shared_ptr<const Work> work;
 };
+
+// A task of a runtime call (a copy, a memset) that runs `run`.
+Task callTask(const char* what, std::vector<Access> accesses, std::function<std::string()> run);
 
 // Queues `task` on an already validated stream (nullptr: the current
 // device's default stream). The stream's worker thread runs it after

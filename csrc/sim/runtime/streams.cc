@@ -46,9 +46,6 @@ namespace {
 struct Stream;
 struct Event;
 
-// CANN's submission-queue depth per stream on Ascend 910B/910_93 (rtsqDepth
-// in hicann/runtime src/runtime/config/910_B_93/dev_info_reg.cc).
-constexpr size_t kQueueDepth = 2048;
 // How long a worker that ran out of work polls for more before it sleeps.
 constexpr std::chrono::microseconds kSpin{50};
 
@@ -285,12 +282,13 @@ void runWorker(Stream* s) {
         std::string error;
         try {
           AccessGrant grant;  // the memory the task may touch (FLAGOS_SIM_PROTECT)
-          for (const Access& a : task.accesses) grant.add(a.alloc);
-          error = task.run();
+          for (const Access& a : task.work->accesses) grant.add(a.alloc);
+          error = task.work->run();
         } catch (const std::exception& e) {
           error = cat(task.what, ": ", e.what());
         }
-        releaseMemory(task.accesses);
+        releaseMemory(task.work->accesses);
+        task.work.reset();  // before the position completes: its owner may reuse it then
         lock.lock();
         s->running = false;
         if (!error.empty()) {
@@ -475,13 +473,31 @@ void enqueue(aclrtStream stream, Task task) {
   const int current = currentDevice();
   if (s == nullptr && stream == nullptr && current >= 0) s = defaultStream(h, current);
   if (s == nullptr || h.exiting) return;  // validated by the caller; or the process is ending
-  retainMemory(task.accesses);
+  retainMemory(task.work->accesses);
+  const Work& work = *task.work;  // shared by the queue: alive until the worker has run it
+  const char* what = task.what;
   Item item;
   item.kind = ItemKind::kTask;
   item.task = std::move(task);
   push(h, s, std::move(item));
-  // The worker cannot take the item before the mutex is released.
-  trackAccesses(s->timeline, s->clock, s->queue.back().task.accesses, s->queue.back().task.what);
+  // Under the mutex: the stream's clock and the tracker must see pushes in queue order.
+  trackAccesses(s->timeline, s->clock, work.accesses, what);
+}
+
+namespace {
+
+struct CallWork final : Work {
+  std::function<std::string()> fn;
+  std::string run() const override { return fn(); }
+};
+
+}  // namespace
+
+Task callTask(const char* what, std::vector<Access> accesses, std::function<std::string()> run) {
+  auto work = std::make_shared<CallWork>();
+  work->accesses = std::move(accesses);
+  work->fn = std::move(run);
+  return Task{what, std::move(work)};
 }
 
 aclError synchronizeStream(const char* fn, aclrtStream stream) {
