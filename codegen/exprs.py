@@ -311,7 +311,7 @@ FUNCS: dict[str, Func] = {
     "reduction_dims": Func(("launch",), (("int_array", "optional_int_array", "int"), ("tensor",)), "int_vector",
                            "flagos::gen::reduction_dims({0}, {1})",
                            doc="the dims to reduce: all of them when `dim` is absent or empty"),
-    "broadcast": Func(("size",), (("tensor",), ("tensor",)), "sizes", "at::infer_size({0}.sizes(), {1}.sizes())",
+    "broadcast": Func(("size",), (("tensor",), ("tensor",)), "sizes", "at::infer_size_dimvector({0}.sizes(), {1}.sizes())",
                       include="ATen/ExpandUtils.h", doc="the broadcast of two tensors' sizes"),
     "broadcast3": Func(("size",), (("tensor",), ("tensor",), ("tensor",)), "sizes",
                        "flagos::gen::broadcast3_sizes({0}, {1}, {2})",

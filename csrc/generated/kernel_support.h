@@ -77,9 +77,9 @@ inline std::vector<int64_t> reduction_dims(at::OptionalIntArrayRef dim, const at
 }
 
 // The broadcast of three tensors' sizes (where, addcmul, lerp).
-inline std::vector<int64_t> broadcast3_sizes(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
-  const std::vector<int64_t> ab = at::infer_size(a.sizes(), b.sizes());
-  return at::infer_size(ab, c.sizes());
+inline at::DimVector broadcast3_sizes(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+  const at::DimVector ab = at::infer_size_dimvector(a.sizes(), b.sizes());
+  return at::infer_size_dimvector(ab, c.sizes());
 }
 
 // One dim (any.dim, all.dim).

@@ -109,7 +109,7 @@ at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_atan2_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, out);
   return out;
 }
@@ -139,7 +139,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_xor_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -159,7 +159,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_xor_Tensor_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -204,7 +204,7 @@ at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Ten
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_clamp_min_Tensor_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(min, launch_device), out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), min.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), min.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, out);
   return out;
 }
@@ -244,7 +244,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_div_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
@@ -296,7 +296,7 @@ at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_fmod_Tensor_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
@@ -316,7 +316,7 @@ at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_or_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalOr, self, other, out);
   return out;
 }
@@ -385,7 +385,7 @@ at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Te
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_pow_Tensor_Tensor_out(flagos::gen::on_launch_device(self, launch_device), exponent, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), exponent.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), exponent.sizes()));
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), out);
@@ -420,7 +420,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_remainder_Tensor_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);

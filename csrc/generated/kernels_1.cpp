@@ -110,7 +110,7 @@ at::Tensor wrapper_atan2(const at::Tensor & self, const at::Tensor & other) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_atan2(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, out);
   return out;
 }
@@ -136,7 +136,7 @@ at::Tensor & wrapper_bitwise_or_Tensor_out(const at::Tensor & self, const at::Te
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_or_Tensor_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
@@ -239,7 +239,7 @@ at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_lerp_Scalar_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(end, launch_device), weight, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), end.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), end.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerps, self, end, weight, out);
   return out;
 }
@@ -295,7 +295,7 @@ at::Tensor & wrapper_logical_and_out(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_and_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalAnd, self, other, out);
   return out;
 }
@@ -386,7 +386,7 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_threshold_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), threshold, grad_input);
   }
-  at::native::resize_output(grad_input, at::infer_size(grad_output.sizes(), self.sizes()));
+  at::native::resize_output(grad_input, at::infer_size_dimvector(grad_output.sizes(), self.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnThresholdBackward, grad_output, self, threshold, grad_input);
   return grad_input;
 }

@@ -84,7 +84,7 @@ at::Tensor wrapper_clamp_min_Tensor(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_clamp_min_Tensor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(min, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), min.sizes()), at::result_type(self, min));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), min.sizes()), at::result_type(self, min));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, out);
   return out;
 }
@@ -109,7 +109,7 @@ at::Tensor wrapper_ge_Tensor(const at::Tensor & self, const at::Tensor & other) 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_ge_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -149,7 +149,7 @@ at::Tensor wrapper_logical_or(const at::Tensor & self, const at::Tensor & other)
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_or(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalOr, self, other, out);
   return out;
 }
@@ -178,7 +178,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_mul_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
@@ -198,7 +198,7 @@ at::Tensor wrapper_pow_Tensor_Tensor(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_pow_Tensor_Tensor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(exponent, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), exponent.sizes()), at::result_type(self, exponent));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), exponent.sizes()), at::result_type(self, exponent));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorTensor, self, exponent, out);
   return out;
 }
@@ -253,7 +253,7 @@ at::Tensor wrapper_sigmoid_backward(const at::Tensor & grad_output, const at::Te
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_sigmoid_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(output, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(grad_output.sizes(), output.sizes()), at::result_type(grad_output, output));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), output.sizes()), at::result_type(grad_output, output));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoidBackward, grad_output, output, out);
   return out;
 }

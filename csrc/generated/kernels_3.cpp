@@ -54,7 +54,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_add_Tensor(flagos::gen::on_launch_device(self, launch_device), other, alpha);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -140,7 +140,7 @@ at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::T
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_and_Tensor_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -235,7 +235,7 @@ at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_fmod_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
@@ -255,7 +255,7 @@ at::Tensor wrapper_gt_Tensor(const at::Tensor & self, const at::Tensor & other) 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_gt_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGtScalar, self, flagos::gen::wrapped_value(other), out);
@@ -304,7 +304,7 @@ at::Tensor wrapper_logical_and(const at::Tensor & self, const at::Tensor & other
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_and(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalAnd, self, other, out);
   return out;
 }

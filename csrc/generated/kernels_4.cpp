@@ -162,7 +162,7 @@ at::Tensor wrapper_clamp_max_Tensor(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_clamp_max_Tensor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(max, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), max.sizes()), at::result_type(self, max));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), max.sizes()), at::result_type(self, max));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, out);
   return out;
 }
@@ -329,7 +329,7 @@ at::Tensor wrapper_tanh_backward(const at::Tensor & grad_output, const at::Tenso
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_tanh_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(output, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(grad_output.sizes(), output.sizes()), at::result_type(grad_output, output));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), output.sizes()), at::result_type(grad_output, output));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanhBackward, grad_output, output, out);
   return out;
 }

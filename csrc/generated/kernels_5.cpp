@@ -140,7 +140,7 @@ at::Tensor & wrapper_clamp_max_Tensor_out(const at::Tensor & self, const at::Ten
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_clamp_max_Tensor_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(max, launch_device), out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), max.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), max.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, out);
   return out;
 }
@@ -188,7 +188,7 @@ at::Tensor wrapper_le_Tensor(const at::Tensor & self, const at::Tensor & other) 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_le_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -208,7 +208,7 @@ at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_lerp_Scalar(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(end, launch_device), weight);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), end.sizes()), self.scalar_type());
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), end.sizes()), self.scalar_type());
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerps, self, end, weight, out);
   return out;
 }
@@ -332,7 +332,7 @@ at::Tensor wrapper_silu_backward(const at::Tensor & grad_output, const at::Tenso
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_silu_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(grad_output.sizes(), self.sizes()), at::result_type(grad_output, self));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::result_type(grad_output, self));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSiluBackward, grad_output, self, out);
   return out;
 }
@@ -347,7 +347,7 @@ at::Tensor & wrapper_silu_backward_grad_input(const at::Tensor & grad_output, co
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_silu_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), grad_input);
   }
-  at::native::resize_output(grad_input, at::infer_size(grad_output.sizes(), self.sizes()));
+  at::native::resize_output(grad_input, at::infer_size_dimvector(grad_output.sizes(), self.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSiluBackward, grad_output, self, grad_input);
   return grad_input;
 }
@@ -362,7 +362,7 @@ at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other,
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_sub_Tensor(flagos::gen::on_launch_device(self, launch_device), other, alpha);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, flagos::gen::wrapped_value(other), alpha, out);

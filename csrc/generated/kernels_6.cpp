@@ -62,7 +62,7 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_add_out(flagos::gen::on_launch_device(self, launch_device), other, alpha, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -217,7 +217,7 @@ at::Tensor wrapper_lt_Tensor(const at::Tensor & self, const at::Tensor & other) 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_lt_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLtScalar, self, flagos::gen::wrapped_value(other), out);
@@ -249,7 +249,7 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_maximum(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaximum, self, other, out);
   return out;
 }

@@ -139,7 +139,7 @@ at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_div_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
@@ -237,7 +237,7 @@ at::Tensor wrapper_minimum(const at::Tensor & self, const at::Tensor & other) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_minimum(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMinimum, self, other, out);
   return out;
 }
@@ -267,7 +267,7 @@ at::Tensor wrapper_ne_Tensor(const at::Tensor & self, const at::Tensor & other) 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_ne_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -297,7 +297,7 @@ at::Tensor wrapper_remainder_Tensor(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_remainder_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -327,7 +327,7 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_tanh_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(output, launch_device), grad_input);
   }
-  at::native::resize_output(grad_input, at::infer_size(grad_output.sizes(), output.sizes()));
+  at::native::resize_output(grad_input, at::infer_size_dimvector(grad_output.sizes(), output.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanhBackward, grad_output, output, grad_input);
   return grad_input;
 }
@@ -342,7 +342,7 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_threshold_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), threshold);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(grad_output.sizes(), self.sizes()), at::result_type(grad_output, self));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::result_type(grad_output, self));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnThresholdBackward, grad_output, self, threshold, out);
   return out;
 }

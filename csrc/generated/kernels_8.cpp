@@ -142,7 +142,7 @@ at::Tensor wrapper_bitwise_or_Tensor(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_or_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
@@ -280,7 +280,7 @@ at::Tensor wrapper_logical_xor(const at::Tensor & self, const at::Tensor & other
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_xor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalXor, self, other, out);
   return out;
 }
@@ -372,7 +372,7 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_sigmoid_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(output, launch_device), grad_input);
   }
-  at::native::resize_output(grad_input, at::infer_size(grad_output.sizes(), output.sizes()));
+  at::native::resize_output(grad_input, at::infer_size_dimvector(grad_output.sizes(), output.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoidBackward, grad_output, output, grad_input);
   return grad_input;
 }

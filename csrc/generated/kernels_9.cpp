@@ -160,7 +160,7 @@ at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_and_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -236,7 +236,7 @@ at::Tensor wrapper_eq_Tensor(const at::Tensor & self, const at::Tensor & other) 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_eq_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size(self.sizes(), other.sizes()), at::kBool);
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::kBool);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEqScalar, self, flagos::gen::wrapped_value(other), out);
@@ -332,7 +332,7 @@ at::Tensor & wrapper_logical_xor_out(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_xor_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalXor, self, other, out);
   return out;
 }
@@ -358,7 +358,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_mul_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
+  at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -194,6 +195,7 @@ class DevicePools {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       pending.swap(pending_);
+      pending_count_ = 0;
       for (int d = 0; d < kMaxDevices; ++d) {
         for (auto& [key, ptr] : free_[d]) cached.emplace_back(ptr, blocks_.at(ptr));
         free_[d].clear();
@@ -238,10 +240,10 @@ class DevicePools {
 
   // Moves the blocks whose events have all completed back to their pools.
   void process_events() {
+    if (pending_count_.load(std::memory_order_relaxed) == 0) return;  // most calls: skip the lock
     std::vector<std::pair<c10::DeviceIndex, aclrtEvent>> done;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pending_.empty()) return;
       for (auto it = pending_.begin(); it != pending_.end();) {
         bool complete = true;
         for (const auto& [device, event] : it->events) {
@@ -260,6 +262,7 @@ class DevicePools {
         cache(it->ptr, it->block);
         it = pending_.erase(it);
       }
+      pending_count_ = pending_.size();
     }
     for (const auto& [device, event] : done) release_event(device, event);
   }
@@ -366,6 +369,7 @@ class DevicePools {
       }
       std::lock_guard<std::mutex> lock(mutex_);
       pending_.push_back(std::move(pending));
+      pending_count_ = pending_.size();
       return;
     }
     if (stream_wait_enabled(StreamWait::kRelease)) {
@@ -386,6 +390,7 @@ class DevicePools {
   NodeStash<std::map<const void*, Block>> live_nodes_;
   NodeStash<FreeBlocks> free_nodes_;
   std::deque<Pending> pending_;          // freed blocks waiting for other streams
+  std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without the mutex
   DeviceStats stats_[kMaxDevices];
 };
 

@@ -212,10 +212,7 @@ HcclResult run(const char* fn, Comm& comm, aclrtStream stream, const std::vector
   if (status == HCCL_SUCCESS) {
     Counters& c = counters();
     c.launches[comm.device]++;
-    std::lock_guard opLock(c.opMutex);
-    auto it = c.opLaunches.find(std::string_view(fn));
-    if (it == c.opLaunches.end()) it = c.opLaunches.emplace(fn, 0).first;
-    it->second++;
+    c.opLaunches(fn)++;
   } else {
     counters().rejectedLaunches++;
   }

@@ -4,6 +4,7 @@
 // The backend never includes this header; it sees only acl_api.h.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -98,6 +99,7 @@ struct aclOpExecutor {
   // work holds it. Only a repeatable executor has a next launch.
   std::vector<std::shared_ptr<fsim::Snapshot>> snapshots;
   size_t nextSnapshot = 0;
+  std::atomic<uint64_t>* launches = nullptr;  // the operator's launch counter (statistics)
 };
 
 namespace fsim {
@@ -116,10 +118,6 @@ void setError(std::string message);
 // Bytes per element of an ACL dtype (0 if unknown), and its enum name.
 size_t dtypeSize(aclDataType dtype);
 const char* dtypeName(aclDataType dtype);
-
-// Whether `tensor` is a live aclTensor (created and not yet destroyed) with
-// this serial.
-bool tensorLive(const aclTensor* tensor, uint64_t serial);
 
 // Fault injection hook, called by every operator phase. Returns
 // ACLNN_SUCCESS, or the failure status with the error message set.

@@ -67,9 +67,10 @@ aclnnStatus destroy(const aclTensor* tensor) {
 
 }  // namespace
 
-bool tensorLive(const aclTensor* tensor, uint64_t serial) {
-  LiveTensors& live = liveTensors();
-  std::lock_guard lock(live.mutex);
+TensorLookup::TensorLookup() : lock_(lockSoon(liveTensors().mutex)) {}
+
+bool TensorLookup::live(const aclTensor* tensor, uint64_t serial) const {
+  const LiveTensors& live = liveTensors();
   auto it = live.serials.find(tensor);
   return it != live.serials.end() && it->second == serial;
 }

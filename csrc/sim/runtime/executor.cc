@@ -146,11 +146,13 @@ void validate(Verdict& v, const char* op, const aclOpExecutor& e, void* workspac
     mismatch("the stream belongs to device ", *streamDev, " but the launch runs on device ", current,
              " (current device ", current, ")");
 
+  const AllocLookup memory;    // both locks for the whole check: one acquisition each
+  const TensorLookup objects;  // rather than one per argument
   if (workspaceSize < e.workspaceSize)
     hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": workspaceSize ", workspaceSize, " is smaller than the ",
                                       e.workspaceSize, " bytes ", op, "GetWorkspaceSize asked for"));
   if (workspaceSize > 0 && workspace != nullptr) {
-    std::optional<AllocInfo> a = findAlloc(workspace);
+    std::optional<AllocInfo> a = memory.find(workspace);
     if (!a) {
       mismatch("the workspace (", workspace, ") is not device memory; ", runsOn());
     } else if (!a->contains(reinterpret_cast<uintptr_t>(workspace), workspaceSize)) {
@@ -167,7 +169,7 @@ void validate(Verdict& v, const char* op, const aclOpExecutor& e, void* workspac
       const BoundTensor& bound = p.tensors[i];
       if (bound.tensor == nullptr) continue;  // absent optional tensor
       auto label = [&] { return p.isList ? cat(p.name, "[", i, "]") : p.name; };
-      if (!tensorLive(bound.tensor, bound.serial)) {
+      if (!objects.live(bound.tensor, bound.serial)) {
         hard(ACLNN_ERR_PARAM_INVALID,
              cat(op, ": argument '", label(), "' (aclTensor ", static_cast<const void*>(bound.tensor),
                  ") was destroyed after phase 1; the executor reads the aclTensor objects it was built with until "
@@ -181,7 +183,7 @@ void validate(Verdict& v, const char* op, const aclOpExecutor& e, void* workspac
         hard(ACLNN_ERR_PARAM_INVALID, cat(op, ": argument '", label(), "' has an extent that overflows"));
         continue;
       }
-      std::optional<AllocInfo> a = findAlloc(t.data);
+      std::optional<AllocInfo> a = memory.find(t.data);
       if (!a) {
         mismatch("argument '", label(), "' (", t.data, ") is not device memory (a host address?); ", runsOn());
         continue;
@@ -316,6 +318,7 @@ aclOpExecutor* newExecutor(std::string op, std::vector<Param> params, uint64_t w
   e->params = std::move(params);
   e->workspaceSize = workspaceSize;
   e->kernel = std::move(kernel);
+  e->launches = &counters().opLaunches(e->op);
   for (Param& p : e->params)
     for (BoundTensor& t : p.tensors)
       if (t.tensor != nullptr) (p.role == Role::kInput ? e->inputs : e->outputs).push_back(t.tensor);
@@ -394,10 +397,7 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
   Task task{op, snapshotFor(*executor, v.accesses, takeFault(op, 3))};  // op: a string literal (FSIM_PHASE2)
   enqueue(stream, std::move(task));
   c.launches[currentDevice()]++;
-  std::lock_guard lock(c.opMutex);
-  auto it = c.opLaunches.find(std::string_view(op));
-  if (it == c.opLaunches.end()) it = c.opLaunches.emplace(op, 0).first;
-  it->second++;
+  executor->launches->fetch_add(1, std::memory_order_relaxed);
   return ACLNN_SUCCESS;
 }
 

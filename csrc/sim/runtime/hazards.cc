@@ -109,17 +109,12 @@ Timeline newTimeline(std::string name) {
   return static_cast<Timeline>(tr.names.size() - 1);
 }
 
-void trackAccesses(Timeline t, const Clock& clock, const std::vector<Access>& accesses, const char* what) {
-  if (accesses.empty()) return;
-  Tracker& tr = tracker();
-  std::lock_guard lock(tr.mutex);
-  for (const Access& a : accesses) access(tr, t, clock, a, what);
-}
-
-void joinHostClock(Clock& clock) {
+void queuedAt(Timeline t, Clock& clock, uint64_t position, const std::vector<Access>& accesses, const char* what) {
   Tracker& tr = tracker();
   std::lock_guard lock(tr.mutex);
   clock.join(tr.host);
+  clock.set(t, position);
+  for (const Access& a : accesses) access(tr, t, clock, a, what);
 }
 
 void hostObserved(const Clock& clock) {

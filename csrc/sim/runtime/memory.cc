@@ -254,18 +254,21 @@ aclError asyncDirection(const char* fn, aclrtMemcpyKind kind, const void* dst, c
 
 }  // namespace
 
-std::optional<AllocInfo> findAlloc(const void* p) {
+AllocLookup::AllocLookup() : lock_(lockSoon(registry().mutex)) {}
+
+std::optional<AllocInfo> AllocLookup::find(const void* p) const {
   Registry& r = registry();
-  std::lock_guard lock(r.mutex);
   auto it = Registry::find(r.allocs, reinterpret_cast<uintptr_t>(p));
   if (it == r.allocs.end()) return std::nullopt;
   return AllocInfo{it->first, it->second.size, it->second.device, it->second.id};
 }
 
+std::optional<AllocInfo> findAlloc(const void* p) { return AllocLookup().find(p); }
+
 void retainMemory(const std::vector<Access>& accesses) {
   if (accesses.empty()) return;
   Registry& r = registry();
-  std::lock_guard lock(r.mutex);
+  std::unique_lock lock = lockSoon(r.mutex);
   for (const Access& a : accesses) {
     auto& map = *r.mapOf(a.alloc);
     auto it = map.find(a.alloc.base);
@@ -278,7 +281,7 @@ void releaseMemory(const std::vector<Access>& accesses) {
   Registry& r = registry();
   std::vector<std::pair<uintptr_t, Allocation>> dead;
   {
-    std::lock_guard lock(r.mutex);
+    std::unique_lock lock = lockSoon(r.mutex);
     for (const Access& a : accesses) {
       auto& map = *r.mapOf(a.alloc);
       auto it = map.find(a.alloc.base);

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flagos/acl_api.h"
@@ -20,6 +21,24 @@
 namespace fsim {
 
 inline constexpr int kMaxDevices = 16;
+
+// Takes `mutex`, retrying for about a microsecond before it blocks. The host
+// and a stream's worker take the same locks for a few hundred nanoseconds at
+// a time; a thread that blocks makes the holder pay a futex wake (a system
+// call, more than the wait) when it unlocks. For the locks of every launch.
+inline std::unique_lock<std::mutex> lockSoon(std::mutex& mutex) {
+  std::unique_lock<std::mutex> lock(mutex, std::try_to_lock);
+  for (int i = 0; i < 128 && !lock.owns_lock(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+    lock.try_lock();
+  }
+  if (!lock.owns_lock()) lock.lock();
+  return lock;
+}
 
 // Sets the error message and returns `status`, for one-line failures.
 template <class... Args>
@@ -62,6 +81,28 @@ struct AllocInfo {
 };
 // The allocation holding address `p` (any interior address), if any.
 std::optional<AllocInfo> findAlloc(const void* p);
+
+// findAlloc for several addresses under one hold of the registry's lock (a
+// launch looks up each of its arguments).
+class AllocLookup {
+ public:
+  AllocLookup();
+  std::optional<AllocInfo> find(const void* p) const;
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Whether aclTensors are live (created and not yet destroyed, with these
+// serials), under one hold of the live set's lock.
+class TensorLookup {
+ public:
+  TensorLookup();
+  bool live(const aclTensor* tensor, uint64_t serial) const;
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
 
 // Scoped read/write access to device allocations for the runtime's own
 // work (copies, memset, kernels). With FLAGOS_SIM_PROTECT=1 device memory is
@@ -124,13 +165,12 @@ struct Access {
 
 // A new timeline (a stream), named for hazard reports.
 Timeline newTimeline(std::string name);
-// Checks and records the accesses of work at position clock.at(t) of
-// timeline t, whose clock is `clock`; `what` is a string literal (the call).
-void trackAccesses(Timeline t, const Clock& clock, const std::vector<Access>& accesses, const char* what);
-// Joins the host's clock into `clock` (work queued now comes after what the
-// host did), and the host observing that everything `clock` covers has
-// completed.
-void joinHostClock(Clock& clock);
+// Work queued at `position` of timeline t, whose clock is `clock`: joins
+// the host's clock into `clock` (the work comes after what the host did),
+// sets the position, and checks and records the work's accesses; `what` is a
+// string literal (the call). One lock for all of it: every launch queues.
+void queuedAt(Timeline t, Clock& clock, uint64_t position, const std::vector<Access>& accesses, const char* what);
+// The host observing that everything `clock` covers has completed.
 void hostObserved(const Clock& clock);
 // Accesses the host makes itself (synchronous copies and memsets, frees).
 void hostAccesses(const std::vector<Access>& accesses, const char* what);
@@ -205,8 +245,11 @@ struct Counters {
   std::atomic<uint64_t> failedTasks{0};  // queued work that failed when it ran
   std::atomic<int64_t> liveExecutors{0};
   std::atomic<int64_t> liveArguments{0};  // aclCreate* objects not yet destroyed
+  // The launch count of an operator (or collective), by name: a stable
+  // counter, so that an executor looks it up once, at phase 1.
+  std::atomic<uint64_t>& opLaunches(std::string_view op);
   std::mutex opMutex;
-  std::map<std::string, uint64_t, std::less<>> opLaunches;
+  std::map<std::string, std::atomic<uint64_t>, std::less<>> opCounts;  // zeroed, never erased, by a reset
 };
 Counters& counters();
 

@@ -37,6 +37,13 @@ Counters& counters() {
   return *c;
 }
 
+std::atomic<uint64_t>& Counters::opLaunches(std::string_view op) {
+  std::lock_guard lock(opMutex);
+  auto it = opCounts.find(op);
+  if (it == opCounts.end()) it = opCounts.try_emplace(std::string(op), 0).first;
+  return it->second;
+}
+
 }  // namespace fsim
 
 using namespace fsim;
@@ -53,7 +60,9 @@ const char* fsimStatsJson(void) {
   std::string ops = "{";
   {
     std::lock_guard lock(c.opMutex);
-    for (const auto& [name, count] : c.opLaunches) {
+    for (const auto& [name, counter] : c.opCounts) {
+      const uint64_t count = counter.load();
+      if (count == 0) continue;  // not launched since the last reset
       if (ops.size() > 1) ops += ", ";
       ops += '"';
       appendEscaped(ops, name);
@@ -88,7 +97,7 @@ void fsimResetStats(void) {
   c.failedTasks = 0;
   resetHazards();
   std::lock_guard lock(c.opMutex);
-  c.opLaunches.clear();
+  for (auto& [name, counter] : c.opCounts) counter = 0;
 }
 
 }  // extern "C"

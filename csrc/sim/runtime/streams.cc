@@ -204,7 +204,8 @@ void runWorker(Stream* s);
 void stopAtExit();
 
 // Requires the mutex. Appends an item, starting the worker on first use.
-// The item comes after everything the host did before (program order).
+// The item comes after everything the host did before (program order); a
+// task's accesses are checked and recorded at its position.
 void push(Handles& h, Stream* s, Item item) {
   if (!s->worker.joinable()) {
     if (!h.atexitRegistered) {
@@ -216,8 +217,9 @@ void push(Handles& h, Stream* s, Item item) {
     s->worker = std::thread(runWorker, s);
   }
   s->enqueued++;
-  joinHostClock(s->clock);
-  s->clock.set(s->timeline, s->enqueued);
+  static const std::vector<Access> kNone;
+  const Task& task = item.task;
+  queuedAt(s->timeline, s->clock, s->enqueued, task.work != nullptr ? task.work->accesses : kNone, task.what);
   s->queue.push_back(std::move(item));
   wakeWorker(s);
 }
@@ -231,7 +233,7 @@ void finish(Handles& h, Stream* s) {
 
 void runWorker(Stream* s) {
   Handles& h = handles();
-  std::unique_lock lock(h.mutex);
+  std::unique_lock lock = lockSoon(h.mutex);
   auto ready = [&] {
     if (h.exiting) return true;
     if (s->queue.empty()) return s->stop;
@@ -245,7 +247,7 @@ void runWorker(Stream* s) {
       const auto until = std::chrono::steady_clock::now() + kSpin;
       while (s->signals.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
-      lock.lock();
+      lock = lockSoon(h.mutex);
       s->sleeping = true;
       s->wake.wait(lock, ready);
       s->sleeping = false;
@@ -289,7 +291,7 @@ void runWorker(Stream* s) {
         }
         releaseMemory(task.work->accesses);
         task.work.reset();  // before the position completes: its owner may reuse it then
-        lock.lock();
+        lock = lockSoon(h.mutex);
         s->running = false;
         if (!error.empty()) {
           counters().failedTasks++;
@@ -459,7 +461,7 @@ std::optional<fsimStreamMode> streamMode(const char* fn) {
 std::optional<int> streamDevice(aclrtStream stream) {
   if (stream == nullptr) return currentDevice();
   Handles& h = handles();
-  std::lock_guard lock(h.mutex);
+  std::unique_lock lock = lockSoon(h.mutex);
   Stream* s = liveStream(h, stream);
   if (s == nullptr) return std::nullopt;
   return s->device;
@@ -467,21 +469,17 @@ std::optional<int> streamDevice(aclrtStream stream) {
 
 void enqueue(aclrtStream stream, Task task) {
   Handles& h = handles();
-  std::unique_lock lock(h.mutex);
+  std::unique_lock lock = lockSoon(h.mutex);
   awaitRoom(lock, h, stream);
   Stream* s = stream != nullptr ? liveStream(h, stream) : nullptr;
   const int current = currentDevice();
   if (s == nullptr && stream == nullptr && current >= 0) s = defaultStream(h, current);
   if (s == nullptr || h.exiting) return;  // validated by the caller; or the process is ending
   retainMemory(task.work->accesses);
-  const Work& work = *task.work;  // shared by the queue: alive until the worker has run it
-  const char* what = task.what;
   Item item;
   item.kind = ItemKind::kTask;
   item.task = std::move(task);
   push(h, s, std::move(item));
-  // Under the mutex: the stream's clock and the tracker must see pushes in queue order.
-  trackAccesses(s->timeline, s->clock, work.accesses, what);
 }
 
 namespace {
