@@ -152,6 +152,15 @@ def _objects(lines: list[str]) -> dict:
     }
 
 
+def _unit_sources(root: str, obj: str) -> list[str]:
+    """The source files compiled into `obj` (a path under the build folder): the files a
+    unity batch (".../Unity/unity_<n>_cxx.cxx.o") includes, else the object's own source."""
+    if "/Unity/" not in obj:
+        return [os.path.basename(obj)[:-len(".o")]]
+    with open(os.path.join(root, BUILD, obj[:-len(".o")]), encoding="utf-8") as handle:
+        return [os.path.basename(line.split('"')[1]) for line in handle if line.startswith("#include")]
+
+
 RUN_OP = """
 import json, sys, torch, torch_fl
 op, aclnn, low, high = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
@@ -200,7 +209,8 @@ def inside(root: str, configure: bool, with_tests: bool) -> dict:
     if done.returncode:
         return {**result, "status": f"failed: python -m codegen: {done.stderr[-2000:]}"}
     seconds, done, built = _build(root)
-    result["rebuild"] = {"seconds": seconds, "rebuilt": built, "exit": done.returncode}
+    result["rebuild"] = {"seconds": seconds, "rebuilt": built, "exit": done.returncode,
+                         "simulator_sources": {o: _unit_sources(root, o) for o in built["simulator"]}}
     if done.returncode:
         return {**result, "status": f"failed: the incremental build: {done.stdout[-3000:]}"}
     seconds, done = _run([sys.executable, "-m", "codegen", "--check"], root)

@@ -103,7 +103,7 @@ enum class Mode { kReflect, kReplicate };
 // How a k-d reflection or replication padding runs on CANN: a narrowed view
 // of the input (the negative padding), dims of size 1 expanded (replication),
 // then launches.
-struct Plan {
+struct PadPlan {
   std::vector<int64_t> cut_before, cut_after;  // per padded dim, the last dim first
   std::vector<int64_t> expand;                 // per padded dim: the size a dim of 1 expands to, or 0
   std::vector<std::vector<int64_t>> steps;     // each a CANN padding list
@@ -144,8 +144,8 @@ void check_pad(const char* op, Mode mode, size_t k, const at::Tensor& self, at::
 
 // The cuts of the negative padding, then steps of positive padding that
 // each fit CANN (every value smaller than the dim it pads, as it is then).
-Plan plan_pad(const char* op, Mode mode, size_t k, at::IntArrayRef sizes_in, at::IntArrayRef padding) {
-  Plan plan;
+PadPlan plan_pad(const char* op, Mode mode, size_t k, at::IntArrayRef sizes_in, at::IntArrayRef padding) {
+  PadPlan plan;
   std::vector<int64_t> sizes = sizes_in.vec();
   std::vector<int64_t> left(2 * k);
   for (size_t i = 0; i < k; ++i) {
@@ -190,7 +190,7 @@ Plan plan_pad(const char* op, Mode mode, size_t k, at::IntArrayRef sizes_in, at:
 }
 
 // The part of `t` that the negative padding keeps (a view).
-at::Tensor cut(const at::Tensor& t, const Plan& plan) {
+at::Tensor cut(const at::Tensor& t, const PadPlan& plan) {
   at::Tensor view = t;
   for (size_t i = 0; i < plan.cut_before.size(); ++i) {
     const int64_t dim = t.dim() - 1 - static_cast<int64_t>(i);
@@ -202,7 +202,7 @@ at::Tensor cut(const at::Tensor& t, const Plan& plan) {
 }
 
 // `t` (the kept part) with its replicated dims of size 1 expanded (a view).
-at::Tensor expand(const at::Tensor& t, const Plan& plan) {
+at::Tensor expand(const at::Tensor& t, const PadPlan& plan) {
   if (!plan.expands()) {
     return t;
   }
@@ -216,7 +216,7 @@ at::Tensor expand(const at::Tensor& t, const Plan& plan) {
 }
 
 // The dims a gradient sums over to undo expand().
-std::vector<int64_t> expanded_dims(int64_t rank, const Plan& plan) {
+std::vector<int64_t> expanded_dims(int64_t rank, const PadPlan& plan) {
   std::vector<int64_t> dims;
   for (size_t i = 0; i < plan.expand.size(); ++i) {
     if (plan.expand[i] > 0) {
@@ -276,7 +276,7 @@ at::Tensor pad_forward(const char* op, Mode mode, size_t k, const at::Tensor& se
   if (c10::multiply_integers(sizes) == 0) {
     return empty_on(device, sizes, self.scalar_type());
   }
-  const Plan plan = plan_pad(op, mode, k, self.sizes(), padding);
+  const PadPlan plan = plan_pad(op, mode, k, self.sizes(), padding);
   at::Tensor x = expand(cut(self, plan), plan);
   if (plan.steps.empty()) {  // nothing left to pad: the view, as a new tensor
     return x.clone(at::MemoryFormat::Contiguous);
@@ -303,7 +303,7 @@ at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& g
   if (self.numel() == 0) {
     return empty_on(device, self.sizes(), self.scalar_type());
   }
-  const Plan plan = plan_pad(op, mode, k, self.sizes(), padding);
+  const PadPlan plan = plan_pad(op, mode, k, self.sizes(), padding);
   bool over_seven = false;
   for (const std::vector<int64_t>& step : plan.steps) {
     over_seven = over_seven || *std::max_element(step.begin(), step.end()) > 7;

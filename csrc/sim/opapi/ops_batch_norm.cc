@@ -33,7 +33,7 @@ namespace {
 
 constexpr DTypes kBatchNormTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
-size_t rankOf(const aclTensor* t) { return t == nullptr ? 0 : t->viewDims.size(); }
+size_t bnRankOf(const aclTensor* t) { return t == nullptr ? 0 : t->viewDims.size(); }
 
 // A 1-d tensor of `channels` elements, or absent.
 bool channelVector(const aclTensor* t, int64_t channels) {
@@ -44,7 +44,7 @@ bool sameDims(const aclTensor* a, const aclTensor* b) {
   return a == nullptr || b == nullptr || a->viewDims == b->viewDims;
 }
 
-bool sameDtype(const aclTensor* t, const aclTensor* reference) {
+bool bnSameDtype(const aclTensor* t, const aclTensor* reference) {
   return t == nullptr || reference == nullptr || t->dtype == reference->dtype;
 }
 
@@ -75,7 +75,7 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, const aclTens
   } else {
     op.optional("saveMean", saveMean, kBatchNormTypes).optional("saveInvstd", saveInvstd, kBatchNormTypes);
   }
-  const size_t rank = rankOf(input);
+  const size_t rank = bnRankOf(input);
   op.require(input == nullptr || (rank >= 2 && rank <= 8), "input must have 2 to 8 dims");
   op.require(sameDims(input, output), "output must have input's shape");
   const int64_t channels = rank >= 2 ? input->viewDims[1] : 0;
@@ -135,17 +135,17 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
       op.optional(names[i], grads[i], kBatchNormTypes);
     }
   }
-  const size_t rank = rankOf(input);
+  const size_t rank = bnRankOf(input);
   op.require(input == nullptr || (rank >= 2 && rank <= 8), "input must have 2 to 8 dims");
   op.require(sameDims(input, gradOut) && sameDims(input, gradInput), "gradOut and gradInput must have input's shape");
-  op.require(sameDtype(input, gradOut) && sameDtype(gradInput, gradOut), "input, gradOut and gradInput must have one dtype");
+  op.require(bnSameDtype(input, gradOut) && bnSameDtype(gradInput, gradOut), "input, gradOut and gradInput must have one dtype");
   const int64_t channels = rank >= 2 ? input->viewDims[1] : 0;
   op.require(channelVector(weight, channels) && channelVector(runningMean, channels) &&
                  channelVector(runningVar, channels) && channelVector(gradWeight, channels) &&
                  channelVector(gradBias, channels),
              "weight, runningMean, runningVar, gradWeight and gradBias must be 1-d with input's channels");
-  op.require(sameDtype(weight, gradOut) && sameDtype(runningMean, gradOut) && sameDtype(runningVar, gradOut) &&
-                 sameDtype(saveMean, gradOut) && sameDtype(saveInvstd, gradOut),
+  op.require(bnSameDtype(weight, gradOut) && bnSameDtype(runningMean, gradOut) && bnSameDtype(runningVar, gradOut) &&
+                 bnSameDtype(saveMean, gradOut) && bnSameDtype(saveInvstd, gradOut),
              "weight, runningMean, runningVar, saveMean and saveInvstd must have gradOut's dtype (Atlas A2/A3)");
   op.require(!training || (saveMean != nullptr && saveInvstd != nullptr && channelVector(saveMean, channels) &&
                            channelVector(saveInvstd, channels)),

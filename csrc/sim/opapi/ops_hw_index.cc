@@ -12,7 +12,7 @@ using namespace fsim::op;
 
 namespace {
 
-constexpr DTypes kIndexTypes{ACL_INT32, ACL_INT64, ACL_BOOL};
+constexpr DTypes kHwIndexTypes{ACL_INT32, ACL_INT64, ACL_BOOL};
 // The values CANN's aclnnIndex and aclnnIndexPutImpl take (910B): no complex.
 constexpr DTypes kValueTypes = kNumeric | kBool;
 
@@ -29,7 +29,7 @@ c10::List<std::optional<at::Tensor>> index_list(const std::vector<at::Tensor>& i
 aclnnStatus aclnnIndexGetWorkspaceSize(const aclTensor* self, const aclTensorList* indices, aclTensor* out,
                                        uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnIndex", workspaceSize, executor);
-  op.arg("self", self, kValueTypes).arg("indices", indices, kIndexTypes).arg("out", out, kValueTypes);
+  op.arg("self", self, kValueTypes).arg("indices", indices, kHwIndexTypes).arg("out", out, kValueTypes);
   op.require(self == nullptr || out == nullptr || self->dtype == out->dtype, "out must have the dtype of self");
   return op.build([](Views& v) { at::index_out(v["out"], v["self"], index_list(v.list("indices"))); });
 }
@@ -39,7 +39,7 @@ aclnnStatus aclnnIndexPutImplGetWorkspaceSize(aclTensor* selfRef, const aclTenso
                                               const aclTensor* values, bool accumulate, bool /*unsafe*/,
                                               uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnIndexPutImpl", workspaceSize, executor);
-  op.arg("selfRef", selfRef, kValueTypes).arg("indices", indices, kIndexTypes).arg("values", values, kValueTypes);
+  op.arg("selfRef", selfRef, kValueTypes).arg("indices", indices, kHwIndexTypes).arg("values", values, kValueTypes);
   op.require(selfRef == nullptr || values == nullptr || selfRef->dtype == values->dtype,
              "values must have the dtype of selfRef");
   // ATen checks the bounds whatever `unsafe` says.

@@ -12,7 +12,7 @@ namespace {
 
 constexpr DTypes kSortable = kNumeric | kBool;
 
-bool dim_in_range(const aclTensor* self, int64_t dim) {
+bool sort_dim_in_range(const aclTensor* self, int64_t dim) {
   if (self == nullptr) return true;
   const auto rank = static_cast<int64_t>(self->viewDims.size());
   return rank > 0 && dim >= -rank && dim < rank;
@@ -30,7 +30,7 @@ aclnnStatus aclnnSortGetWorkspaceSize(const aclTensor* self, bool stable, int64_
                                       aclOpExecutor** executor) {
   Op op("aclnnSort", workspaceSize, executor);
   op.arg("self", self, kSortable).arg("valuesOut", valuesOut, kSortable).arg("indicesOut", indicesOut, {ACL_INT64});
-  op.require(dim_in_range(self, dim), "dim is out of range (self must be 1-D or more)");
+  op.require(sort_dim_in_range(self, dim), "dim is out of range (self must be 1-D or more)");
   return op.build([stable, dim, descending](Views& v) {
     at::sort_out(v["valuesOut"], v["indicesOut"], v["self"], stable, dim, descending);
   });
@@ -42,8 +42,8 @@ aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t 
                                       aclOpExecutor** executor) {
   Op op("aclnnTopk", workspaceSize, executor);
   op.arg("self", self, kNumeric).arg("valuesOut", valuesOut, kNumeric).arg("indicesOut", indicesOut, {ACL_INT64});
-  op.require(dim_in_range(self, dim), "dim is out of range (self must be 1-D or more)");
-  op.require(self == nullptr || !dim_in_range(self, dim) || (k >= 0 && k <= size_at(*self, dim)),
+  op.require(sort_dim_in_range(self, dim), "dim is out of range (self must be 1-D or more)");
+  op.require(self == nullptr || !sort_dim_in_range(self, dim) || (k >= 0 && k <= size_at(*self, dim)),
              "k must be in [0, self.size(dim)]");
   // CANN supports sorted=true only.
   op.require(sorted, "sorted must be true");

@@ -53,7 +53,7 @@ bool maskFits(const aclBoolArray* mask, const aclTensor* a, const aclTensor* b, 
   return true;
 }
 
-void copyDefined(at::Tensor& out, const at::Tensor& value) {
+void copyIfDefined(at::Tensor& out, const at::Tensor& value) {
   if (out.defined() && value.defined()) out.copy_(value);
 }
 
@@ -138,9 +138,9 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
     auto [dx, dw, db] = at::native_layer_norm_backward(packed(v["gradOut"]), packed(v["input"]), shape,
                                                        packed(v["mean"]), packed(v["rstd"]),
                                                        maybe(v["weightOptional"]), maybe(v["biasOptional"]), mask);
-    copyDefined(v["gradInputOut"], dx);
-    copyDefined(v["gradWeightOut"], dw);
-    copyDefined(v["gradBiasOut"], db);
+    copyIfDefined(v["gradInputOut"], dx);
+    copyIfDefined(v["gradWeightOut"], dw);
+    copyIfDefined(v["gradBiasOut"], db);
   });
 }
 FSIM_PHASE2(aclnnLayerNormBackward)
@@ -163,9 +163,9 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
     auto [dx, dgamma, dbeta] = at::native_group_norm_backward(packed(v["gradOut"]), packed(v["input"]),
                                                               packed(v["mean"]), packed(v["rstd"]),
                                                               maybe(v["gamma"]), N, C, HxW, group, mask);
-    copyDefined(v["gradInput"], dx);
-    copyDefined(v["gradGammaOut"], dgamma);
-    copyDefined(v["gradBetaOut"], dbeta);
+    copyIfDefined(v["gradInput"], dx);
+    copyIfDefined(v["gradGammaOut"], dgamma);
+    copyIfDefined(v["gradBetaOut"], dbeta);
   });
 }
 FSIM_PHASE2(aclnnGroupNormBackward)

@@ -53,7 +53,7 @@ constexpr DTypes kReflectionTypes = kAll;
 constexpr DTypes kReplicationTypes = kNumeric | kComplex;
 constexpr DTypes kPadGradTypes = kFloating | kComplex;
 
-int64_t rankOf(const aclTensor* t) { return t == nullptr ? -1 : static_cast<int64_t>(t->viewDims.size()); }
+int64_t padRankOf(const aclTensor* t) { return t == nullptr ? -1 : static_cast<int64_t>(t->viewDims.size()); }
 
 // self padded by `pad` (pairs from the last dim backwards).
 std::vector<int64_t> paddedSizes(const std::vector<int64_t>& sizes, const std::vector<int64_t>& pad) {
@@ -68,7 +68,7 @@ std::vector<int64_t> paddedSizes(const std::vector<int64_t>& sizes, const std::v
 // `self` is the unpadded tensor, `padded` the padded one.
 void checkPad(Op& op, size_t k, const aclTensor* self, const std::vector<int64_t>& padding,
               const aclTensor* padded) {
-  const int64_t rank = rankOf(self);
+  const int64_t rank = padRankOf(self);
   op.require(self == nullptr || rank == static_cast<int64_t>(k) + 1 || rank == static_cast<int64_t>(k) + 2,
              k == 1 ? "self must have 2 or 3 dims" : k == 2 ? "self must have 3 or 4 dims" : "self must have 4 or 5 dims");
   op.require(padding.size() == 2 * k, k == 1 ? "padding must have 2 values" : k == 2 ? "padding must have 4 values"
@@ -136,7 +136,7 @@ aclnnStatus aclnnConstantPadNdGetWorkspaceSize(const aclTensor* self, const aclI
   op.arg("self", self).arg("pad", pad).arg("value", value).arg("out", out);
   const std::vector<int64_t> sizes = intsOf(pad);
   op.require(self == nullptr || out == nullptr || self->dtype == out->dtype, "out must have the dtype of self");
-  op.require(sizes.size() % 2 == 0 && static_cast<int64_t>(sizes.size()) <= 2 * std::max<int64_t>(rankOf(self), 0),
+  op.require(sizes.size() % 2 == 0 && static_cast<int64_t>(sizes.size()) <= 2 * std::max<int64_t>(padRankOf(self), 0),
              "pad must have an even number of values, at most twice self's dims");
   if (self != nullptr && out != nullptr && sizes.size() % 2 == 0 && sizes.size() <= 2 * self->viewDims.size()) {
     const std::vector<int64_t> expected = paddedSizes(self->viewDims, sizes);

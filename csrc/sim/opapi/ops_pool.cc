@@ -43,7 +43,7 @@ namespace {
 
 constexpr DTypes kPoolTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 constexpr DTypes kPoolGradTypes{ACL_FLOAT};
-constexpr DTypes kIndexTypes{ACL_INT32, ACL_INT64};
+constexpr DTypes kPoolIndexTypes{ACL_INT32, ACL_INT64};
 constexpr DTypes kGradIndexTypes{ACL_INT32};
 
 // One pooling's geometry, resolved as CANN's op_api does (1 value = both dims).
@@ -114,7 +114,7 @@ aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(const aclTensor* self, con
                                                       aclOpExecutor** executor) {
   Op op("aclnnMaxPool2dWithIndices", workspaceSize, executor);
   op.arg("self", self, kPoolTypes).arg("kernelSize", kernelSize).arg("stride", stride).arg("padding", padding)
-      .arg("dilation", dilation).arg("out", out, kPoolTypes).arg("indices", indices, kIndexTypes);
+      .arg("dilation", dilation).arg("out", out, kPoolTypes).arg("indices", indices, kPoolIndexTypes);
   op.require(self == nullptr || out == nullptr || self->dtype == out->dtype, "out must have self's dtype");
   op.require(self == nullptr || self->viewDims.size() == 3 || self->viewDims.size() == 4, "self must be 3-d or 4-d");
   const Pool pool(kernelSize, stride, padding, dilation);

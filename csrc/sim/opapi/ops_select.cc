@@ -27,7 +27,7 @@ namespace {
 
 // Whether `out`'s shape is the broadcast of the `inputs`' shapes (true when a
 // pointer is null: op.arg reports that).
-bool broadcastShape(const aclTensor* out, std::initializer_list<const aclTensor*> inputs) {
+bool whereBroadcastShape(const aclTensor* out, std::initializer_list<const aclTensor*> inputs) {
   if (out == nullptr) return true;
   for (const aclTensor* t : inputs) {
     if (t == nullptr) return true;
@@ -66,7 +66,7 @@ aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTen
   Op op("aclnnSWhere", workspaceSize, executor);
   op.arg("condition", condition, kCondition).arg("self", self, kWhere).arg("other", other, kWhere)
       .arg("out", out, kWhere);
-  op.require(broadcastShape(out, {condition, self, other}),
+  op.require(whereBroadcastShape(out, {condition, self, other}),
              "argument 'out' must have the broadcast shape of condition, self and other");
   return op.build([](Views& v) {
     at::Tensor& out = v["out"];

@@ -31,12 +31,12 @@ using namespace fsim::op;
 
 namespace {
 
-inline constexpr DTypes kReal = kNumeric | kBool;
+inline constexpr DTypes kUnaryReal = kNumeric | kBool;
 
 // Phase 1 of a `(const aclTensor* self, out)` operator computed by `fn(out, self)`.
 template <typename OutFn>
-aclnnStatus unary(const char* name, const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize,
-                  aclOpExecutor** executor, DTypes inputs, OutFn fn) {
+aclnnStatus unaryOut(const char* name, const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize,
+                     aclOpExecutor** executor, DTypes inputs, OutFn fn) {
   Op op(name, workspaceSize, executor);
   op.arg("self", self, inputs).arg("out", out, kFloating | kIntegral | kBool);
   op.require(self == nullptr || out == nullptr || self->viewDims == out->viewDims,
@@ -49,21 +49,21 @@ aclnnStatus unary(const char* name, const aclTensor* self, const aclTensor* out,
 #define FSIM_UNARY(api, out_type, inputs, aten_out)                                                                \
   aclnnStatus api##GetWorkspaceSize(const aclTensor* self, out_type out, uint64_t* workspaceSize,      \
                                     aclOpExecutor** executor) {                                          \
-    return unary(#api, self, out, workspaceSize, executor, inputs,                                       \
-                 [](at::Tensor& out, const at::Tensor& self) { aten_out(out, self); });                  \
+    return unaryOut(#api, self, out, workspaceSize, executor, inputs,                                    \
+                    [](at::Tensor& out, const at::Tensor& self) { aten_out(out, self); });                  \
   }                                                                                                      \
   FSIM_PHASE2(api)
 
 FSIM_UNARY(aclnnAbs, aclTensor*, kNumeric, at::abs_out)
 FSIM_UNARY(aclnnNeg, aclTensor*, kNumeric, at::neg_out)
-FSIM_UNARY(aclnnExp, aclTensor*, kReal, at::exp_out)
-FSIM_UNARY(aclnnLog, aclTensor*, kReal, at::log_out)
-FSIM_UNARY(aclnnSqrt, aclTensor*, kReal, at::sqrt_out)
-FSIM_UNARY(aclnnRsqrt, aclTensor*, kReal, at::rsqrt_out)
-FSIM_UNARY(aclnnSin, aclTensor*, kReal, at::sin_out)
-FSIM_UNARY(aclnnCos, aclTensor*, kReal, at::cos_out)
-FSIM_UNARY(aclnnTanh, aclTensor*, kReal, at::tanh_out)
-FSIM_UNARY(aclnnSigmoid, aclTensor*, kReal, at::sigmoid_out)
+FSIM_UNARY(aclnnExp, aclTensor*, kUnaryReal, at::exp_out)
+FSIM_UNARY(aclnnLog, aclTensor*, kUnaryReal, at::log_out)
+FSIM_UNARY(aclnnSqrt, aclTensor*, kUnaryReal, at::sqrt_out)
+FSIM_UNARY(aclnnRsqrt, aclTensor*, kUnaryReal, at::rsqrt_out)
+FSIM_UNARY(aclnnSin, aclTensor*, kUnaryReal, at::sin_out)
+FSIM_UNARY(aclnnCos, aclTensor*, kUnaryReal, at::cos_out)
+FSIM_UNARY(aclnnTanh, aclTensor*, kUnaryReal, at::tanh_out)
+FSIM_UNARY(aclnnSigmoid, aclTensor*, kUnaryReal, at::sigmoid_out)
 // ATen has no relu_out: relu is clamp_min(self, 0), written into out.
 FSIM_UNARY(aclnnRelu, const aclTensor*, kNumeric, [](at::Tensor& out, const at::Tensor& self) { out.copy_(at::relu(self)); })
 

@@ -68,8 +68,8 @@ bool nonNegative(std::initializer_list<double> scales) {
   return true;
 }
 
-bool reduced(at::ScalarType type) { return type == at::kHalf || type == at::kBFloat16; }
-at::Tensor widened(const at::Tensor& t) { return reduced(t.scalar_type()) ? t.to(at::kFloat) : t; }
+bool halfOrBFloat16(at::ScalarType type) { return type == at::kHalf || type == at::kBFloat16; }
+at::Tensor widenedToFloat(const at::Tensor& t) { return halfOrBFloat16(t.scalar_type()) ? t.to(at::kFloat) : t; }
 
 // self [N, C, *in] -> out [N, C, *outputSize], with `spatial` = 2 or 3.
 void checkForward(Op& op, const aclTensor* self, const aclIntArray* outputSize, const aclTensor* out,
@@ -118,7 +118,7 @@ aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor* self, const 
   checkForward(op, self, outputSize, out, 2, true, {});
   // No scales: the source index is floor(dst * in / out).
   return op.build([size = intsOf(outputSize)](Views& v) {
-    v["out"].copy_(at::upsample_nearest2d(widened(v["self"]), size, std::nullopt, std::nullopt));
+    v["out"].copy_(at::upsample_nearest2d(widenedToFloat(v["self"]), size, std::nullopt, std::nullopt));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearest2d)
@@ -131,7 +131,7 @@ aclnnStatus aclnnUpsampleNearest2dV2GetWorkspaceSize(const aclTensor* self, cons
   checkForward(op, self, outputSize, out, 2, true, {scalesH, scalesW});
   // The scales arrive as floats: the operator divides by the float value.
   return op.build([size = intsOf(outputSize), h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::upsample_nearest2d(widened(v["self"]), size, h, w));
+    v["out"].copy_(at::upsample_nearest2d(widenedToFloat(v["self"]), size, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearest2dV2)
@@ -146,7 +146,7 @@ aclnnStatus aclnnUpsampleNearest2dBackwardGetWorkspaceSize(const aclTensor* grad
   checkBackward(op, gradOut, outputSize, inputSize, gradInput, 2, false, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["gradInput"].copy_(at::upsample_nearest2d_backward(widened(v["gradOut"]), size, input, h, w));
+    v["gradInput"].copy_(at::upsample_nearest2d_backward(widenedToFloat(v["gradOut"]), size, input, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearest2dBackward)
@@ -160,7 +160,7 @@ aclnnStatus aclnnUpsampleNearestExact2dGetWorkspaceSize(const aclTensor* self, c
   op.arg("self", self, kNearestExact2dTypes).arg("outputSize", outputSize).arg("out", out, kNearestExact2dTypes);
   checkForward(op, self, outputSize, out, 2, true, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::_upsample_nearest_exact2d(widened(v["self"]), size, h, w));
+    v["out"].copy_(at::_upsample_nearest_exact2d(widenedToFloat(v["self"]), size, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearestExact2d)
@@ -176,7 +176,7 @@ aclnnStatus aclnnUpsampleNearestExact2dBackwardGetWorkspaceSize(const aclTensor*
   checkBackward(op, gradOutput, outputSize, inputSize, out, 2, true, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::_upsample_nearest_exact2d_backward(widened(v["gradOutput"]), size, input, h, w));
+    v["out"].copy_(at::_upsample_nearest_exact2d_backward(widenedToFloat(v["gradOutput"]), size, input, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearestExact2dBackward)
@@ -191,7 +191,7 @@ aclnnStatus aclnnUpsampleBilinear2dGetWorkspaceSize(const aclTensor* self, const
   op.arg("self", self, kBilinear2dTypes).arg("outputSize", outputSize).arg("out", out, kBilinear2dTypes);
   checkForward(op, self, outputSize, out, 2, false, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), alignCorners, h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::upsample_bilinear2d(widened(v["self"]), size, alignCorners, h, w));
+    v["out"].copy_(at::upsample_bilinear2d(widenedToFloat(v["self"]), size, alignCorners, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleBilinear2d)
@@ -207,7 +207,7 @@ aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize(const aclTensor* g
   checkBackward(op, gradOut, outputSize, inputSize, out, 2, false, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), alignCorners, h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::upsample_bilinear2d_backward(widened(v["gradOut"]), size, input, alignCorners, h, w));
+    v["out"].copy_(at::upsample_bilinear2d_backward(widenedToFloat(v["gradOut"]), size, input, alignCorners, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleBilinear2dBackwardV2)
@@ -222,7 +222,7 @@ aclnnStatus aclnnUpsampleNearest3dGetWorkspaceSize(const aclTensor* self, const 
   checkForward(op, self, outputSize, out, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::upsample_nearest3d(widened(v["self"]), size, d, h, w));
+    v["out"].copy_(at::upsample_nearest3d(widenedToFloat(v["self"]), size, d, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearest3d)
@@ -237,7 +237,7 @@ aclnnStatus aclnnUpsampleNearest3dBackwardGetWorkspaceSize(const aclTensor* grad
   checkBackward(op, gradOut, outputSize, inputSize, gradInput, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["gradInput"].copy_(at::upsample_nearest3d_backward(widened(v["gradOut"]), size, input, d, h, w));
+    v["gradInput"].copy_(at::upsample_nearest3d_backward(widenedToFloat(v["gradOut"]), size, input, d, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearest3dBackward)
@@ -253,7 +253,7 @@ aclnnStatus aclnnUpsampleNearestExact3dGetWorkspaceSize(const aclTensor* self, c
   checkForward(op, self, outputSize, out, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::_upsample_nearest_exact3d(widened(v["self"]), size, d, h, w));
+    v["out"].copy_(at::_upsample_nearest_exact3d(widenedToFloat(v["self"]), size, d, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearestExact3d)
@@ -269,7 +269,7 @@ aclnnStatus aclnnUpsampleNearestExact3dBackwardGetWorkspaceSize(const aclTensor*
   checkBackward(op, gradOut, outputSize, inputSize, gradInput, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["gradInput"].copy_(at::_upsample_nearest_exact3d_backward(widened(v["gradOut"]), size, input, d, h, w));
+    v["gradInput"].copy_(at::_upsample_nearest_exact3d_backward(widenedToFloat(v["gradOut"]), size, input, d, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleNearestExact3dBackward)
@@ -285,7 +285,7 @@ aclnnStatus aclnnUpsampleTrilinear3dGetWorkspaceSize(const aclTensor* self, cons
   checkForward(op, self, outputSize, out, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), alignCorners, d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
-    v["out"].copy_(at::upsample_trilinear3d(widened(v["self"]), size, alignCorners, d, h, w));
+    v["out"].copy_(at::upsample_trilinear3d(widenedToFloat(v["self"]), size, alignCorners, d, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleTrilinear3d)
@@ -302,7 +302,7 @@ aclnnStatus aclnnUpsampleTrilinear3dBackwardGetWorkspaceSize(const aclTensor* gr
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), alignCorners, d = scaleOf(scalesD),
                    h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
     v["gradInput"].copy_(
-        at::upsample_trilinear3d_backward(widened(v["gradOut"]), size, input, alignCorners, d, h, w));
+        at::upsample_trilinear3d_backward(widenedToFloat(v["gradOut"]), size, input, alignCorners, d, h, w));
   });
 }
 FSIM_PHASE2(aclnnUpsampleTrilinear3dBackward)

@@ -6,7 +6,9 @@
 //    writes csrc/generated/aclnn/<operator>.h from it); a file of operators must
 //    include the headers of the operators it defines (#include
 //    "aclnn/aclnnX.h"), so the compiler checks the definitions against them
-//    and a new operator recompiles only its own file.
+//    and a new operator recompiles only its own file's unity batch (the files
+//    compile in batches of 8: a helper's name at file scope must not repeat
+//    another file's, tests/codegen/test_unity_build_names.py).
 // 2. Define both phases in csrc/sim/opapi/ops_<family>.cc (the CMake glob
 //    picks up new files). Include only per-operator ATen headers
 //    (<ATen/ops/add.h>), never <ATen/ATen.h> or <torch/extension.h>:
@@ -57,6 +59,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/TensorOperators.h>
 
 #include <cstdint>
 #include <initializer_list>
