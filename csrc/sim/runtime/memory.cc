@@ -562,9 +562,8 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   if (!e.alloc.contains(reinterpret_cast<uintptr_t>(devPtr), count))
     return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": ", count, " bytes at ", devPtr, " overrun its allocation of ",
                 e.alloc.size, " bytes");
-  enqueue(stream, callTask(fn, {{e.alloc, true}}, [devPtr, value, count, e] {
-            AccessGrant grant;
-            if (e.device()) grant.add(e.alloc);
+  // The worker grants the task's accesses around the run (FLAGOS_SIM_PROTECT).
+  enqueue(stream, callTask(fn, {{e.alloc, true}}, [devPtr, value, count] {
             std::memset(devPtr, value, count);
             return std::string();
           }));
