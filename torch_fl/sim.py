@@ -10,7 +10,6 @@ which the backend never calls.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import json
 import os
@@ -127,13 +126,4 @@ def drain_streams() -> None:
 def pointer_device(address: int) -> int:
     """The simulated device that owns a device address, or -1."""
     return _lib().fsimPointerDevice(ctypes.c_void_p(address))
-
-
-@atexit.register
-def _drain_before_exit() -> None:
-    # The simulated streams run on worker threads of this process. Work still
-    # queued when the interpreter exits must run now: once C++ static
-    # destructors start (oneDNN's caches, torch's registries), a kernel on a
-    # worker would use freed memory.
-    drain_streams()
 

@@ -63,6 +63,13 @@ int64_t required_info(c10::DeviceIndex device, aclrtDevAttr attr, const char* wh
 PYBIND11_MODULE(_C, m) {
   m.doc() = "torch_fl backend: the flagos device";
 
+  // Work still queued when the interpreter exits finishes before exit()
+  // destroys C++ static objects: the simulator's stream workers run CPU
+  // kernels that use them (oneDNN's caches), and on CANN a device torn down
+  // under running kernels is no better. Registered in C, at the end of
+  // interpreter finalization, so no Python code can unregister it.
+  Py_AtExit(+[] { flagos::synchronize_devices_at_exit(); });
+
   // The "hccl" torch.distributed backend class, defined once torch.distributed
   // has registered c10d::Backend with pybind (torch_fl/distributed.py).
   m.def("_init_distributed", [](py::module_ target) {

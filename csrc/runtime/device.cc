@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include <array>
+#include <atomic>
 #include <mutex>
 
 #include "runtime/acl_check.h"
@@ -22,6 +24,12 @@ void fail_in_forked_child() {
 }  // namespace detail
 
 namespace {
+// Devices this process has made current on some thread: the ones that can
+// have work in flight at exit. Written only where a device becomes current.
+std::array<std::atomic<bool>, 128> used_devices{};
+
+void note_device_used(c10::DeviceIndex index) { used_devices[static_cast<uint8_t>(index)].store(true, std::memory_order_relaxed); }
+
 // Called before the first aclrtSetDevice: from then on, a forked child is
 // marked unable to use the runtime.
 void note_runtime_in_use() {
@@ -58,6 +66,7 @@ c10::DeviceIndex detail::init_current_device() {
     device_count();  // raises the runtime's configuration error, if any
     note_runtime_in_use();
     FLAGOS_ACL_CHECK(aclrtSetDevice(0));
+    note_device_used(0);
     device = 0;
   }
   tls_current_device = static_cast<c10::DeviceIndex>(device);
@@ -72,6 +81,7 @@ void set_device(c10::DeviceIndex index) {
   check_device_index(index);
   note_runtime_in_use();
   FLAGOS_ACL_CHECK(aclrtSetDevice(index));
+  note_device_used(index);
   detail::tls_current_device = index;
 }
 
@@ -88,6 +98,15 @@ void synchronize_device(c10::DeviceIndex index) {
   set_device(previous);
   TORCH_CHECK(status == ACL_SUCCESS, "flagos: synchronizing flagos:", static_cast<int>(index),
               " failed with ACL error ", status, ": ", recent_error_message());
+}
+
+void synchronize_devices_at_exit() noexcept {
+  if (detail::forked_child) return;  // the parent's work is not this process's
+  for (size_t index = 0; index < used_devices.size(); ++index) {
+    if (!used_devices[index].load(std::memory_order_relaxed)) continue;
+    // Errors are dropped: nobody is left to report them to.
+    if (aclrtSetDevice(static_cast<int32_t>(index)) == ACL_SUCCESS) (void)aclrtSynchronizeDevice();
+  }
 }
 
 }  // namespace flagos

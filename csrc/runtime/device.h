@@ -53,6 +53,10 @@ c10::DeviceIndex exchange_device(c10::DeviceIndex index);
 // Waits for all work queued on `index`; leaves the current device as it was.
 void synchronize_device(c10::DeviceIndex index);
 
+// Waits for the work queued on every device this process used, ignoring
+// errors. For process exit only (it leaves the last device current).
+void synchronize_devices_at_exit() noexcept;
+
 inline c10::Device flagos_device(c10::DeviceIndex index) {
   return c10::Device(c10::DeviceType::PrivateUse1, index);
 }

@@ -323,9 +323,10 @@ void drain(std::unique_lock<std::mutex>& lock, Stream* s) { waitFor(lock, s, s->
 // At exit, the C++ static objects constructed after this handler was
 // registered (oneDNN's primitive cache, say) are already destroyed: a kernel
 // run now could use freed memory or a destroyed lock. So queued work is
-// dropped rather than run (torch_fl.sim drains the streams at interpreter
-// exit, before any of this), and a task already running gets a bounded time
-// to end.
+// dropped rather than run, and a task already running gets a bounded time to
+// end. A task that was running while those destructors ran can still fault:
+// a program must finish its work before exit() (torch_fl's module does, at
+// the end of interpreter finalization).
 void stopAtExit() {
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
