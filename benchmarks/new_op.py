@@ -145,9 +145,9 @@ def _build(root: str) -> tuple[float, subprocess.CompletedProcess, dict]:
 def _objects(lines: list[str]) -> dict:
     compiled = [line.split("Building CXX object ", 1)[1] for line in lines if "Building CXX object" in line]
     return {
-        "backend": sorted(o for o in compiled if "flagos_backend.dir" in o),
+        "backend": sorted(o for o in compiled if "CMakeFiles/flagos_backend" in o),
         "simulator": sorted(o for o in compiled if "flagos_sim" in o),
-        "other": sorted(o for o in compiled if "flagos_backend.dir" not in o and "flagos_sim" not in o),
+        "other": sorted(o for o in compiled if "CMakeFiles/flagos_backend" not in o and "flagos_sim" not in o),
         "links": sum("Linking" in line for line in lines),
     }
 
@@ -271,7 +271,7 @@ def object_times(build_dir: str) -> dict:
         "min_seconds": round(ordered[0], 1),
         "max_seconds": round(ordered[-1], 1),
         "largest": {out.split("CMakeFiles/")[-1]: round(s, 1) for out, s in largest},
-        "backend_sum_seconds": round(sum(s for o, s in times.items() if "flagos_backend.dir" in o), 1),
+        "backend_sum_seconds": round(sum(s for o, s in times.items() if "CMakeFiles/flagos_backend" in o), 1),
         "simulator_sum_seconds": round(sum(s for o, s in times.items() if "flagos_sim" in o), 1),
     }
 
