@@ -28,7 +28,9 @@ namespace {
 // have work in flight at exit. Written only where a device becomes current.
 std::array<std::atomic<bool>, 128> used_devices{};
 
-void note_device_used(c10::DeviceIndex index) { used_devices[static_cast<uint8_t>(index)].store(true, std::memory_order_relaxed); }
+void note_device_used(c10::DeviceIndex index) {
+  used_devices[static_cast<uint8_t>(index)].store(true, std::memory_order_relaxed);
+}
 
 // Called before the first aclrtSetDevice: from then on, a forked child is
 // marked unable to use the runtime.
