@@ -34,3 +34,9 @@ def python():
             f"stdout:\n{result.stdout}\nstderr:\n{result.stderr[-4000:]}")
         return result.stdout
     return check
+
+
+@pytest.fixture
+def python_run():
+    """run_python itself, for a test that reads the child's stderr or expects it to fail."""
+    return run_python

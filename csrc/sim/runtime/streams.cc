@@ -31,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <memory>
@@ -331,6 +332,12 @@ void stopAtExit() {
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
   h.exiting = true;
+  size_t dropped = 0;
+  for (auto& [handle, s] : h.streams) dropped += s->queue.size() - (s->running ? 1 : 0);
+  for (auto& s : h.defaultStreams) dropped += s->queue.size() - (s->running ? 1 : 0);
+  if (dropped > 0)  // results nobody waited for: say so rather than drop them silently
+    std::fprintf(stderr, "flagos simulator: exiting with %zu queued stream items not run (synchronize before exit)\n",
+                 dropped);
   for (auto& [handle, s] : h.streams) wakeWorker(s.get());
   for (auto& s : h.defaultStreams) wakeWorker(s.get());
   h.progress.notify_all();
