@@ -25,18 +25,16 @@ void fail_in_forked_child() {
 
 namespace {
 // Devices this process has made current on some thread: the ones that can
-// have work in flight at exit. Written only where a device becomes current.
-std::array<std::atomic<bool>, 128> used_devices{};
+// have work in flight at exit.
+std::array<std::atomic<bool>, kMaxDevices> used_devices{};
 
-void note_device_used(c10::DeviceIndex index) {
-  used_devices[static_cast<uint8_t>(index)].store(true, std::memory_order_relaxed);
-}
-
-// Called before the first aclrtSetDevice: from then on, a forked child is
-// marked unable to use the runtime.
-void note_runtime_in_use() {
+// The one place a device becomes the runtime's current one. From the first
+// call on, a forked child is marked unable to use the runtime.
+void runtime_set_device(c10::DeviceIndex index) {
   static std::once_flag once;
   std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { detail::forked_child = true; }); });
+  FLAGOS_ACL_CHECK(aclrtSetDevice(index));
+  used_devices[index].store(true, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -66,9 +64,7 @@ c10::DeviceIndex detail::init_current_device() {
     // A thread starts without a current device on CANN; like CUDA, make
     // device 0 current on first use.
     device_count();  // raises the runtime's configuration error, if any
-    note_runtime_in_use();
-    FLAGOS_ACL_CHECK(aclrtSetDevice(0));
-    note_device_used(0);
+    runtime_set_device(0);
     device = 0;
   }
   tls_current_device = static_cast<c10::DeviceIndex>(device);
@@ -81,9 +77,7 @@ void set_device(c10::DeviceIndex index) {
     return;
   }
   check_device_index(index);
-  note_runtime_in_use();
-  FLAGOS_ACL_CHECK(aclrtSetDevice(index));
-  note_device_used(index);
+  runtime_set_device(index);
   detail::tls_current_device = index;
 }
 
