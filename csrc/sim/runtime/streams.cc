@@ -151,13 +151,17 @@ uint64_t nowNs() {
                                    .count());
 }
 
+// Tells a stream's worker that its state changed; `sleeping` was read under
+// the mutex (only a sleeping worker needs the notify).
+void signalWorker(Stream* s, bool sleeping) {
+  s->signals.fetch_add(1, std::memory_order_release);
+  if (sleeping) s->wake.notify_all();
+}
+
 // Requires the mutex. Tells a stream's worker that its state changed. A
 // worker that ran out of work spins a little before it sleeps, so a host
 // queueing op after op does not pay a futex wake per op.
-void wakeWorker(Stream* s) {
-  s->signals.fetch_add(1, std::memory_order_release);
-  if (s->sleeping) s->wake.notify_all();
-}
+void wakeWorker(Stream* s) { signalWorker(s, s->sleeping); }
 
 // Requires the mutex. Wakes a stream's worker for everything up to `point`.
 void demand(Stream* s, uint64_t point) {
@@ -229,10 +233,9 @@ void push(Handles& h, Stream* s, Item item) {
 // pushed. After, not before: a worker spinning for work would otherwise
 // contend for the lock the host still holds.
 void releaseAndWake(std::unique_lock<std::mutex>& lock, Stream* s) {
-  const bool sleeping = s->sleeping;  // read under the mutex: a sleeping worker needs the notify
+  const bool sleeping = s->sleeping;
   lock.unlock();
-  s->signals.fetch_add(1, std::memory_order_release);
-  if (sleeping) s->wake.notify_all();
+  signalWorker(s, sleeping);
 }
 
 // Requires the mutex (held by `lock`). Finishes the stream's front item.
