@@ -38,6 +38,17 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join("build", "cmake")
 
 
+def _configure_command(root: str) -> list[str]:
+    """setup.py's CMake configure command, for the tree at `root`."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("torch_fl_setup", os.path.join(root, "setup.py"))
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    return setup.cmake_configure_command(Path(root), Path(root) / BUILD)
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A unary ATen op and the CANN operator that computes it (CANN's own prototype)."""
@@ -182,11 +193,7 @@ def inside(root: str, configure: bool, with_tests: bool) -> dict:
     """Every step, in the tree at `root` (the overlaid repository or a copy)."""
     result: dict = {"root": root}
     if configure:
-        import torch.utils
-
-        seconds, done = _run(["cmake", "-S", ".", "-B", BUILD, "-G", "Ninja",
-                              f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
-                              f"-DPython3_EXECUTABLE={sys.executable}"], root)
+        seconds, done = _run(_configure_command(root), root)
         if done.returncode:
             return {**result, "status": f"failed: cmake configure: {done.stderr[-2000:]}"}
     if not os.path.exists(os.path.join(root, BUILD, "build.ninja")):
@@ -279,16 +286,11 @@ def object_times(build_dir: str) -> dict:
 def clean_build(root: str) -> dict:
     """A build from scratch of the tree at `root` (its build directory removed first), as
     `pip install -e .` runs it: cmake configure, then ninja with both cores."""
-    import torch.utils
-
     for path in (os.path.join(root, "build"), os.path.join(root, "torch_fl", "lib")):
         shutil.rmtree(path, ignore_errors=True)
     env = dict(os.environ, CCACHE_DISABLE="1")  # a cache hit is not a clean build
     start = time.perf_counter()
-    done = subprocess.run(["cmake", "-S", ".", "-B", BUILD, "-G", "Ninja",
-                           f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
-                           f"-DPython3_EXECUTABLE={sys.executable}"], cwd=root, capture_output=True, text=True,
-                          env=env)
+    done = subprocess.run(_configure_command(root), cwd=root, capture_output=True, text=True, env=env)
     configure = time.perf_counter() - start
     if done.returncode:
         return {"status": f"failed: cmake: {done.stderr[-2000:]}"}
