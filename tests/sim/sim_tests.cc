@@ -1730,6 +1730,54 @@ TEST(repeatable_executor_is_rebound_and_relaunched) {
   for (aclTensor* t : {selfT, otherT, outT}) aclDestroyTensor(t);
 }
 
+// A repeatable executor relaunched with the same addresses, workspace,
+// stream and current device skips the argument check while nothing it
+// depended on changed; a change makes the next launch check again.
+TEST(relaunch_is_checked_again_after_a_change) {
+  setDevice(0);
+  DevTensor self(0, {3}), other(0, {3});
+  self.write<float>({1, 2, 3});
+  other.write<float>({10, 10, 10});
+  aclTensor* selfT = self.view({3}, {1}, 0);
+  void* outMem = nullptr;
+  CHECK_EQ(aclrtMalloc(&outMem, 3 * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  const int64_t dims[] = {3}, strides[] = {1}, storage = 3;
+  aclTensor* outT = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, &storage, 1, outMem);
+  ScalarPtr one = floatScalar(1);
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnAddGetWorkspaceSize(selfT, other.get(), one.get(), outT, &ws, &e), ACLNN_SUCCESS);
+  CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  DeviceMem workspace(0, ws);
+  auto relaunch = [&]() -> int32_t {
+    const aclnnStatus status = aclnnAdd(workspace.get(), ws, e, nullptr);
+    return status != ACLNN_SUCCESS ? status : aclrtSynchronizeStream(nullptr);
+  };
+  CHECK_EQ(relaunch(), ACLNN_SUCCESS);
+  CHECK_EQ(relaunch(), ACLNN_SUCCESS);  // nothing changed
+
+  setDevice(1);  // the current device
+  CHECK_EQ(relaunch(), ACLNN_ERR_RUNTIME_ERROR);
+  CHECK_ERR_HAS("aclnnAdd", "lives on device 0");
+  setDevice(0);
+  CHECK_EQ(relaunch(), ACLNN_SUCCESS);
+
+  CHECK_EQ(aclrtFree(outMem), ACL_SUCCESS);  // memory of a bound tensor
+  CHECK_EQ(relaunch(), ACLNN_ERR_RUNTIME_ERROR);
+  CHECK_ERR_HAS("argument 'out'", "is not device memory");
+  DevTensor out2(0, {3});
+  CHECK_EQ(aclSetOutputTensorAddr(e, 0, outT, out2.data()), ACLNN_SUCCESS);
+  CHECK_EQ(relaunch(), ACLNN_SUCCESS);
+  CHECK_EQ(relaunch(), ACLNN_SUCCESS);
+  CHECK_VALUES(out2.read<float>(), 11, 12, 13);
+
+  aclDestroyTensor(selfT);  // a bound aclTensor
+  CHECK_EQ(relaunch(), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("argument 'self'", "was destroyed after phase 1");
+  CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+  aclDestroyTensor(outT);
+}
+
 // nnopbase's executors read the caller's aclTensor objects at phase 2: one
 // destroyed after phase 1 would be a use after free on CANN.
 TEST(executor_needs_its_tensors_until_launched) {

@@ -80,6 +80,8 @@ using Kernel = std::shared_ptr<const std::function<void(const aclOpExecutor&)>>;
 
 // What a queued launch runs on (the runtime's executor.cc).
 struct Snapshot;
+// The last clean check of a repeatable executor's launch (executor.cc).
+struct LaunchCheck;
 
 }  // namespace fsim
 
@@ -99,6 +101,7 @@ struct aclOpExecutor {
   // work holds it. Only a repeatable executor has a next launch.
   std::vector<std::shared_ptr<fsim::Snapshot>> snapshots;
   size_t nextSnapshot = 0;
+  std::shared_ptr<fsim::LaunchCheck> lastCheck;  // what its last clean launch check found
   std::atomic<uint64_t>* launches = nullptr;  // the operator's launch counter (statistics)
 };
 

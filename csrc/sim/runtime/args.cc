@@ -60,6 +60,7 @@ aclnnStatus destroy(const aclTensor* tensor) {
       return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensor: ", static_cast<const void*>(tensor),
                   " is not a live aclTensor (destroyed twice, or never created)");
   }
+  layoutChanged();
   counters().liveArguments--;
   delete tensor;
   return ACLNN_SUCCESS;

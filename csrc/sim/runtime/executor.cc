@@ -202,6 +202,66 @@ void validate(Verdict& v, const char* op, const aclOpExecutor& e, void* workspac
   }
 }
 
+std::atomic<uint64_t> gLayoutGeneration{0};
+
+}  // namespace
+
+uint64_t layoutGeneration() { return gLayoutGeneration.load(std::memory_order_acquire); }
+void layoutChanged() { gLayoutGeneration.fetch_add(1, std::memory_order_acq_rel); }
+
+// What a clean check of a repeatable executor's launch found (the memory
+// the kernel touches) and everything that outcome depended on besides the
+// executor itself: its bound tensors' addresses (the only thing about them
+// that can change), the workspace, the stream, the current device and the
+// layout generation. CANN's executor is built for exactly this reuse: the
+// same launch over and over with rebound addresses.
+struct LaunchCheck {
+  uint64_t generation = 0;
+  aclrtStream stream = nullptr;
+  int device = -1;
+  void* workspace = nullptr;
+  uint64_t workspaceSize = 0;
+  std::vector<void*> addresses;  // each bound tensor's, in parameter order
+  std::vector<Access> accesses;
+};
+
+namespace {
+
+// Whether the executor's last clean check still holds for this launch. The
+// generation comes first: while it is unchanged no bound aclTensor was
+// destroyed, so reading their addresses is safe.
+const LaunchCheck* stillChecked(const aclOpExecutor& e, void* workspace, uint64_t workspaceSize,
+                                aclrtStream stream) {
+  const LaunchCheck* c = e.lastCheck.get();
+  if (c == nullptr || c->generation != layoutGeneration() || c->stream != stream || c->workspace != workspace ||
+      c->workspaceSize != workspaceSize || c->device != currentDevice())
+    return nullptr;
+  size_t k = 0;
+  for (const Param& p : e.params) {
+    for (const BoundTensor& t : p.tensors) {
+      if (t.tensor == nullptr) continue;
+      if (k == c->addresses.size() || c->addresses[k++] != t.tensor->data) return nullptr;
+    }
+  }
+  return k == c->addresses.size() ? c : nullptr;
+}
+
+void rememberCheck(aclOpExecutor& e, uint64_t generation, void* workspace, uint64_t workspaceSize,
+                   aclrtStream stream, const std::vector<Access>& accesses) {
+  if (e.lastCheck == nullptr) e.lastCheck = std::make_shared<LaunchCheck>();
+  LaunchCheck& c = *e.lastCheck;
+  c.generation = generation;
+  c.stream = stream;
+  c.device = currentDevice();
+  c.workspace = workspace;
+  c.workspaceSize = workspaceSize;
+  c.addresses.clear();
+  for (const Param& p : e.params)
+    for (const BoundTensor& t : p.tensors)
+      if (t.tensor != nullptr) c.addresses.push_back(t.tensor->data);
+  c.accesses.assign(accesses.begin(), accesses.end());
+}
+
 aclnnStatus setTensorAddr(const char* fn, aclOpExecutor* executor, size_t index, aclTensor* tensor, void* addr,
                           bool input) {
   // nnopbase checks the tensor first, then the executor (561103 for either).
@@ -369,32 +429,49 @@ aclnnStatus launch(const char* op, void* workspace, uint64_t workspaceSize, aclO
     return ACLNN_ERR_RUNTIME_ERROR;
   }
 
-  thread_local Verdict v;  // reused: a launch on a cache hit allocates nothing here
-  v.reset();
-  validate(v, op, *executor, workspace, workspaceSize, stream);
-  if (v.hardStatus != ACLNN_SUCCESS) {
-    c.rejectedLaunches++;
-    return fail(v.hardStatus, v.hardError);
-  }
-  if (!v.mismatch.empty()) {
-    c.mismatchedLaunches++;
-    setError(v.mismatch);  // also in nan mode, where the launch "succeeds": it explains the NaNs
-    if (*mode == FSIM_MISMATCH_ERROR) {
+  // A repeatable executor relaunched with nothing its last clean check
+  // depended on changed skips the check: the locks and lookups of every
+  // argument (stillChecked). Anything else is checked in full.
+  const std::vector<Access>* accesses = nullptr;
+  if (const LaunchCheck* checked =
+          executor->repeatable ? stillChecked(*executor, workspace, workspaceSize, stream) : nullptr) {
+    accesses = &checked->accesses;
+  } else {
+    const uint64_t generation = layoutGeneration();  // before the check: a change during it invalidates it
+    thread_local Verdict v;  // reused: a launch on a cache hit allocates nothing here
+    v.reset();
+    validate(v, op, *executor, workspace, workspaceSize, stream);
+    const bool clean = v.hardStatus == ACLNN_SUCCESS && v.mismatch.empty();
+    if (executor->repeatable && clean) {
+      rememberCheck(*executor, generation, workspace, workspaceSize, stream, v.accesses);
+    } else if (executor->repeatable) {
+      executor->lastCheck.reset();
+    }
+    if (v.hardStatus != ACLNN_SUCCESS) {
       c.rejectedLaunches++;
-      return ACLNN_ERR_RUNTIME_ERROR;
+      return fail(v.hardStatus, v.hardError);
     }
-    // The NaNs are written at once, whatever stream the launch named (it may
-    // be another device's): nan-mode tests see them after any synchronization.
-    AccessGrant grant;
-    for (const auto& [tensor, alloc] : v.outputs) {
-      grant.add(alloc);
-      poison(*tensor);
+    if (!v.mismatch.empty()) {
+      c.mismatchedLaunches++;
+      setError(v.mismatch);  // also in nan mode, where the launch "succeeds": it explains the NaNs
+      if (*mode == FSIM_MISMATCH_ERROR) {
+        c.rejectedLaunches++;
+        return ACLNN_ERR_RUNTIME_ERROR;
+      }
+      // The NaNs are written at once, whatever stream the launch named (it may
+      // be another device's): nan-mode tests see them after any synchronization.
+      AccessGrant grant;
+      for (const auto& [tensor, alloc] : v.outputs) {
+        grant.add(alloc);
+        poison(*tensor);
+      }
+      return ACLNN_SUCCESS;
     }
-    return ACLNN_SUCCESS;
+    accesses = &v.accesses;
   }
 
   // The worker grants the accesses around the run.
-  Task task{op, snapshotFor(*executor, v.accesses, takeFault(op, 3))};  // op: a string literal (FSIM_PHASE2)
+  Task task{op, snapshotFor(*executor, *accesses, takeFault(op, 3))};  // op: a string literal (FSIM_PHASE2)
   enqueue(stream, std::move(task));
   c.launches[currentDevice()]++;
   executor->launches->fetch_add(1, std::memory_order_relaxed);

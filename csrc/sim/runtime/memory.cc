@@ -377,6 +377,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/
   r.allocs[reinterpret_cast<uintptr_t>(p)] = Allocation{size, mapped, device, r.nextId++, 0};
   r.liveCount[device]++;
   r.liveBytes[device] += size;
+  layoutChanged();
   *devPtr = p;
   return ACL_SUCCESS;
 }
@@ -418,9 +419,11 @@ aclError aclrtFree(void* devPtr) {
     r.usedBytes[a.device] -= devicePortion(a.size);
     if (it->second.uses > 0) {
       it->second.freed = true;  // unmapped by the last task that uses it
+      layoutChanged();
       return ACL_SUCCESS;
     }
     r.allocs.erase(it);
+    layoutChanged();
   }
   unmap(addr, a);
   return ACL_SUCCESS;

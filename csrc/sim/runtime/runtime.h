@@ -179,6 +179,16 @@ void forgetAllocation(uint64_t id);
 uint64_t hazardCount();
 void resetHazards();
 
+// ---- what a launch's check depends on ---------------------------------------
+// Counts the changes that can alter the outcome of a launch's check for the
+// same executor, addresses, workspace, stream and current device: device
+// memory allocated or freed, an aclTensor destroyed, a stream destroyed. A
+// repeatable executor relaunched while the count is unchanged reuses its
+// last clean check (executor.cc). Call layoutChanged() after the change is
+// made, so that a check that reads the count first never outlives it.
+uint64_t layoutGeneration();
+void layoutChanged();
+
 // ---- memory that queued work still uses ------------------------------------
 // Every queued task holds its allocations until it has run, so that freeing
 // them meanwhile (a hazard, which the tracker reports) never unmaps memory a

@@ -548,6 +548,7 @@ void releaseDeviceStreams(int device) {
       stopWorker(s, joins);
     }
     h.defaults[device] = nullptr;
+    layoutChanged();
   }
   joinAll(joins);
 }
@@ -589,6 +590,7 @@ aclError aclrtDestroyStream(aclrtStream stream) {
     observe(s);
     if (!s->alive) return staleStream(fn, stream);  // destroyed by another thread meanwhile
     s->alive = false;
+    layoutChanged();
     stopWorker(s, joins);
   }
   joinAll(joins);
