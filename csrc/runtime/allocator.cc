@@ -263,10 +263,15 @@ class DevicePools {
     free_nodes_.put(free_[block.device], std::make_pair(block.stream, block.size), ptr);
   }
 
+  // The most recently freed block of the size: an op that frees and
+  // allocates the same sizes (its output, its workspace) then gets the same
+  // addresses every time, so that its cached executor needs no rebinding
+  // and the runtime's launch check of the last launch still holds.
   void* take_cached(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_[device].find(std::make_pair(stream, size));
-    if (it == free_[device].end()) {
+    const auto key = std::make_pair(stream, size);
+    auto it = free_[device].upper_bound(key);  // equal keys keep their insertion order
+    if (it == free_[device].begin() || (--it)->first != key) {
       return nullptr;
     }
     void* ptr = free_nodes_.take(free_[device], it);
