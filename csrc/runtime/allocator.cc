@@ -28,6 +28,7 @@ struct Block {
   size_t requested = 0;  // as asked for
   c10::StreamId stream = 0;          // the stream of `device` it was allocated for: its pool
   std::vector<c10::Stream> uses;     // other streams that used it (recordStream)
+  bool live = false;                 // handed out (else cached, or waiting for other streams)
 
   c10::Stream own_stream() const { return c10::Stream(c10::Stream::UNSAFE, flagos_device(device), stream); }
 };
@@ -44,15 +45,14 @@ using c10::CachingAllocator::StatType;
 using c10::CachingDeviceAllocator::DeviceStats;
 
 // One pool per device, and every block in it: c10's "large pool" and the
-// aggregate are the same numbers here.
+// aggregate are the same numbers here, so only the aggregate is counted
+// (twice per allocation and free) and stats() copies it.
 void update(c10::CachingAllocator::StatArray& stat, int64_t amount) {
-  for (StatType type : {StatType::AGGREGATE, StatType::LARGE_POOL}) {
-    Stat& one = stat[static_cast<size_t>(type)];
-    if (amount >= 0) {
-      one.increase(static_cast<size_t>(amount));
-    } else {
-      one.decrease(static_cast<size_t>(-amount));
-    }
+  Stat& one = stat[static_cast<size_t>(StatType::AGGREGATE)];
+  if (amount >= 0) {
+    one.increase(static_cast<size_t>(amount));
+  } else {
+    one.decrease(static_cast<size_t>(-amount));
   }
 }
 
@@ -65,8 +65,9 @@ bool caching_enabled() {
 }
 
 // Nodes of a std::map or std::multimap kept for reuse. Every allocation and
-// free moves a block between the pool's maps; moving the node instead of
-// freeing one and allocating another keeps a cache hit off the heap.
+// free moves a block out of or into the free blocks' map; moving the node
+// instead of freeing one and allocating another keeps a cache hit off the
+// heap.
 template <class Map>
 class NodeStash {
  public:
@@ -133,8 +134,8 @@ class DevicePools {
     TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "flagos: record_stream takes a flagos stream, got ",
                 stream);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(ptr.get());
-    TORCH_CHECK(it != live_.end(), "flagos: record_stream of memory the allocator does not hold");
+    auto it = blocks_.find(ptr.get());
+    TORCH_CHECK(it != blocks_.end() && it->second.live, "flagos: record_stream of memory the allocator does not hold");
     Block& block = it->second;
     if (stream == block.own_stream()) {
       return;
@@ -147,7 +148,12 @@ class DevicePools {
 
   DeviceStats stats(c10::DeviceIndex device) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return stats_[device];
+    DeviceStats s = stats_[device];
+    for (auto* array : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
+                        &s.active_bytes, &s.requested_bytes}) {
+      (*array)[static_cast<size_t>(StatType::LARGE_POOL)] = (*array)[static_cast<size_t>(StatType::AGGREGATE)];
+    }
+    return s;
   }
 
   void reset_peak(c10::DeviceIndex device) {
@@ -174,13 +180,13 @@ class DevicePools {
 
   std::optional<c10::DeviceIndex> device_of(const void* ptr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.upper_bound(ptr);
-    if (it == live_.begin()) {
+    auto it = blocks_.upper_bound(ptr);
+    if (it == blocks_.begin()) {
       return std::nullopt;
     }
     --it;
     const auto* base = static_cast<const char*>(it->first);
-    if (static_cast<const char*>(ptr) >= base + it->second.size) {
+    if (!it->second.live || static_cast<const char*>(ptr) >= base + it->second.size) {
       return std::nullopt;
     }
     return it->second.device;
@@ -275,11 +281,11 @@ class DevicePools {
       return nullptr;
     }
     void* ptr = free_nodes_.take(free_[device], it);
-    Block block = blocks_.at(ptr);
+    Block& block = blocks_.at(ptr);
+    block.live = true;
     block.requested = requested;
     block.uses.clear();
     count_live(block, 1);
-    live_nodes_.put(live_, ptr, std::move(block));
     return ptr;
   }
 
@@ -308,8 +314,8 @@ class DevicePools {
         block.size = size;
         block.requested = requested;
         block.stream = stream;
+        block.live = true;
         blocks_.emplace(ptr, block);
-        live_.emplace(ptr, block);
         count_live(block, 1);
         s.num_device_alloc += 1;
         update(s.segment, 1);
@@ -340,9 +346,10 @@ class DevicePools {
     Block block;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = live_.find(ptr);
-      TORCH_INTERNAL_ASSERT(it != live_.end(), "flagos: freeing an unknown block");
-      block = live_nodes_.take(live_, it);
+      auto it = blocks_.find(ptr);
+      TORCH_INTERNAL_ASSERT(it != blocks_.end() && it->second.live, "flagos: freeing an unknown block");
+      it->second.live = false;
+      block = it->second;
       count_live(block, -1);
       if (caching_enabled() && (block.uses.empty() || !stream_wait_enabled(StreamWait::kBlockReuse))) {
         cache(ptr, block);
@@ -378,12 +385,12 @@ class DevicePools {
   }
 
   std::mutex mutex_;
-  std::map<const void*, Block> live_;   // ordered: lookups of interior pointers
-  std::map<const void*, Block> blocks_; // every block held from the runtime, live or not
+  // Every block held from the runtime, live or not; ordered: lookups of
+  // interior pointers.
+  std::map<const void*, Block> blocks_;
   // Free blocks per device, by (stream, size).
   using FreeBlocks = std::multimap<std::pair<c10::StreamId, size_t>, void*>;
   FreeBlocks free_[kMaxDevices];
-  NodeStash<std::map<const void*, Block>> live_nodes_;
   NodeStash<FreeBlocks> free_nodes_;
   std::deque<Pending> pending_;          // freed blocks waiting for other streams
   std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without the mutex
