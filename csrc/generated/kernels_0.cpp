@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/result_type.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/dtype_fallback.h"
@@ -130,7 +130,7 @@ at::Tensor wrapper_bitwise_and_Scalar(const at::Tensor & self, const at::Scalar 
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_and.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, other, out);
   return out;
 }
@@ -160,7 +160,7 @@ at::Tensor wrapper_bitwise_or_Tensor(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_or_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
@@ -215,7 +215,7 @@ at::Tensor wrapper_clamp_max_Tensor(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_clamp_max_Tensor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(max, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), max.sizes()), at::result_type(self, max));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), max.sizes()), at::native::result_type(self, max));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, out);
   return out;
 }
@@ -456,7 +456,7 @@ at::Tensor wrapper_pow_Tensor_Tensor(const at::Tensor & self, const at::Tensor &
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_pow_Tensor_Tensor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(exponent, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), exponent.sizes()), at::result_type(self, exponent));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), exponent.sizes()), at::native::result_type(self, exponent));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorTensor, self, exponent, out);
   return out;
 }
@@ -497,7 +497,7 @@ at::Tensor wrapper_remainder_Scalar(const at::Tensor & self, const at::Scalar & 
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("remainder.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, other, out);
   return out;
 }
@@ -676,7 +676,7 @@ at::Tensor wrapper_tanh_backward(const at::Tensor & grad_output, const at::Tenso
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_tanh_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(output, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), output.sizes()), at::result_type(grad_output, output));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), output.sizes()), at::native::result_type(grad_output, output));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanhBackward, grad_output, output, out);
   return out;
 }

@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/result_type.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/dtype_fallback.h"
@@ -131,7 +131,7 @@ at::Tensor wrapper_atan2(const at::Tensor & self, const at::Tensor & other) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_atan2(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), flagos::gen::to_float(at::native::result_type(self, other)));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, out);
   return out;
 }
@@ -187,7 +187,7 @@ at::Tensor wrapper_bitwise_or_Scalar(const at::Tensor & self, const at::Scalar &
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_or.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, other, out);
   return out;
 }
@@ -243,7 +243,7 @@ at::Tensor wrapper_bitwise_xor_Scalar(const at::Tensor & self, const at::Scalar 
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("bitwise_xor.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, other, out);
   return out;
 }
@@ -541,7 +541,7 @@ at::Tensor wrapper_minimum(const at::Tensor & self, const at::Tensor & other) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_minimum(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMinimum, self, other, out);
   return out;
 }
@@ -595,7 +595,7 @@ at::Tensor wrapper_pow_Scalar(const at::Scalar & self, const at::Tensor & expone
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Scalar", {{"exponent", exponent}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(exponent);
-  at::Tensor out = flagos::empty_on(launch_device, exponent.sizes(), at::result_type(self, exponent));
+  at::Tensor out = flagos::empty_on(launch_device, exponent.sizes(), at::native::result_type(self, exponent));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowScalarTensor, self, exponent, out);
   return out;
 }
@@ -632,7 +632,7 @@ at::Tensor wrapper_remainder_Tensor(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_remainder_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -652,7 +652,7 @@ at::Tensor wrapper_silu_backward(const at::Tensor & grad_output, const at::Tenso
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_silu_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::result_type(grad_output, self));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::native::result_type(grad_output, self));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSiluBackward, grad_output, self, out);
   return out;
 }
@@ -667,7 +667,7 @@ at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other,
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_sub_Tensor(flagos::gen::on_launch_device(self, launch_device), other, alpha);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, flagos::gen::wrapped_value(other), alpha, out);

@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/result_type.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/dtype_fallback.h"
@@ -196,7 +196,7 @@ at::Tensor wrapper_clamp_max(const at::Tensor & self, const at::Scalar & max) {
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_max", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, max));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, max));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMax, self, max, out);
   return out;
 }
@@ -221,7 +221,7 @@ at::Tensor wrapper_clamp_min_Tensor(const at::Tensor & self, const at::Tensor & 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_clamp_min_Tensor(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(min, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), min.sizes()), at::result_type(self, min));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), min.sizes()), at::native::result_type(self, min));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, out);
   return out;
 }
@@ -276,7 +276,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_div_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), flagos::gen::to_float(at::result_type(self, other)));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), flagos::gen::to_float(at::native::result_type(self, other)));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
@@ -318,7 +318,7 @@ at::Tensor wrapper_fmod_Scalar(const at::Tensor & self, const at::Scalar & other
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("fmod.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, other, out);
   return out;
 }
@@ -419,7 +419,7 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_maximum(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaximum, self, other, out);
   return out;
 }
@@ -445,7 +445,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_mul_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
@@ -588,7 +588,7 @@ at::Tensor wrapper_sub_Scalar(const at::Tensor & self, const at::Scalar & other,
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("sub.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, other, alpha, out);
   return out;
 }

@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/result_type.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/dtype_fallback.h"
@@ -457,7 +457,7 @@ at::Tensor wrapper_mul_Scalar(const at::Tensor & self, const at::Scalar & other)
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mul.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, other, out);
   return out;
 }
@@ -629,7 +629,7 @@ at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & s
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_where_self(flagos::gen::on_launch_device(condition, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::broadcast3_sizes(condition, self, other), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::broadcast3_sizes(condition, self, other), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSWhere, condition, self, other, out);
   return out;
 }

@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/result_type.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/dtype_fallback.h"
@@ -82,7 +82,7 @@ at::Tensor wrapper_add_Scalar(const at::Tensor & self, const at::Scalar & other,
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, other));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, other, alpha, out);
   return out;
 }
@@ -204,7 +204,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_xor_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -503,7 +503,7 @@ at::Tensor wrapper_sigmoid_backward(const at::Tensor & grad_output, const at::Te
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_sigmoid_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(output, launch_device));
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), output.sizes()), at::result_type(grad_output, output));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), output.sizes()), at::native::result_type(grad_output, output));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoidBackward, grad_output, output, out);
   return out;
 }

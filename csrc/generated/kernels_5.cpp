@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/result_type.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/dtype_fallback.h"
@@ -86,7 +86,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_add_Tensor(flagos::gen::on_launch_device(self, launch_device), other, alpha);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -225,7 +225,7 @@ at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor 
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_bitwise_and_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -252,7 +252,7 @@ at::Tensor wrapper_clamp_min(const at::Tensor & self, const at::Scalar & min) {
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("clamp_min", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, min));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, min));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, out);
   return out;
 }
@@ -273,7 +273,7 @@ at::Tensor wrapper_div_Scalar(const at::Tensor & self, const at::Scalar & other)
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("div.Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(at::result_type(self, other)));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), flagos::gen::to_float(at::native::result_type(self, other)));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, other, out);
   return out;
 }
@@ -350,7 +350,7 @@ at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_fmod_Tensor(flagos::gen::on_launch_device(self, launch_device), other);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
@@ -540,7 +540,7 @@ at::Tensor wrapper_pow_Tensor_Scalar(const at::Tensor & self, const at::Scalar &
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("pow.Tensor_Scalar", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::result_type(self, exponent));
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::native::result_type(self, exponent));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, out);
   return out;
 }
@@ -616,7 +616,7 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_threshold_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), threshold);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::result_type(grad_output, self));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::native::result_type(grad_output, self));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnThresholdBackward, grad_output, self, threshold, out);
   return out;
 }

@@ -77,7 +77,7 @@ def test_an_input_onto_an_output_fails_whatever_the_constness(ctype):
 @pytest.mark.parametrize("op,role,text,cpp", [
     ("add.Tensor", "size", "broadcast(self, other)", "at::infer_size_dimvector(self.sizes(), other.sizes())"),
     ("add.Tensor", "dtype", "to_float(result_type(self, other))",
-     "flagos::gen::to_float(at::result_type(self, other))"),
+     "flagos::gen::to_float(at::native::result_type(self, other))"),
     ("eq.Tensor", "dtype", "bool", "at::kBool"),
     ("where.self", "size", "broadcast3(condition, self, other)",
      "flagos::gen::broadcast3_sizes(condition, self, other)"),

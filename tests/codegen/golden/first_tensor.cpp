@@ -8,7 +8,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_add_Tensor(flagos::gen::on_launch_device(self, launch_device), other, alpha);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::result_type(self, other));
+  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
