@@ -169,15 +169,30 @@ int LaunchRecord::tensor(const at::Tensor& t) {
   TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position_), " is a ",
               t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be passed as a scalar)");
   note_dtype(t.scalar_type());
-  if (t.dim() > max_dims_) max_dims_ = t.dim();
-  sign(kPresent);
-  sign(to_acl_dtype(t.scalar_type()));
-  sign(is_output_);
-  sign(t.dim());
-  for (int64_t size : t.sizes()) sign(size);
-  for (int64_t stride : t.strides()) sign(stride);
-  sign(t.storage_offset());
-  sign(storage_elements(t));
+  const int64_t dim = t.dim();
+  if (dim > max_dims_) max_dims_ = dim;
+  // Written in place: room for every field at once (a per-field append
+  // checked the capacity each time), then the size actually written. The storage's
+  // size is signed in bytes: with the dtype signed too, it says as much as
+  // its element count, without a division.
+  const aclDataType dtype = to_acl_dtype(t.scalar_type());
+  const size_t start = signature_.size();
+  signature_.resize_for_overwrite(start + sizeof(kPresent) + sizeof(dtype) + sizeof(is_output_) +
+                                  sizeof(int64_t) * (2 * dim + 3));
+  uint8_t* at = signature_.data() + start;
+  auto put = [&at](const auto& value) {
+    std::memcpy(at, &value, sizeof(value));
+    at += sizeof(value);
+  };
+  put(kPresent);
+  put(dtype);
+  put(is_output_);
+  put(dim);
+  for (int64_t size : t.sizes()) put(size);
+  for (int64_t stride : t.strides()) put(stride);
+  put(t.storage_offset());
+  put(static_cast<int64_t>(t.storage().nbytes()));
+  signature_.resize(static_cast<size_t>(at - signature_.data()));
   const TensorAddress address{const_cast<void*>(t.storage().data()), position_};
   (is_output_ ? static_cast<c10::SmallVectorImpl<TensorAddress>&>(outputs_) : inputs_).push_back(address);
   return 0;
