@@ -11,7 +11,6 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 
@@ -29,7 +28,11 @@ def cmake_configure_command(source: Path = ROOT, build: Path = BUILD_DIR) -> lis
     torch (2.5 s) and without CMake's FindPython (1.4 s of interpreter runs):
     both would run before the first compile of a clean build.
     """
-    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    spec = importlib.util.find_spec("torch")
+    if spec is None:
+        raise SystemExit("torch_fl builds against the installed torch==2.13.0: "
+                         "run `pip install -r requirements.txt` first")
+    torch_dir = spec.submodule_search_locations[0]
     with_cann = os.environ.get("FLAGOS_WITH_CANN", "0") == "1"
     return [
         "cmake", "-S", str(source), "-B", str(build), "-G", "Ninja",
