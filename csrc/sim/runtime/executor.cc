@@ -221,7 +221,7 @@ struct LaunchCheck {
   int device = -1;
   void* workspace = nullptr;
   uint64_t workspaceSize = 0;
-  std::vector<void*> addresses;  // each bound tensor's, in parameter order
+  std::vector<void*> addresses;  // each bound tensor's: the executor's inputs, then its outputs
   std::vector<Access> accesses;
 };
 
@@ -236,14 +236,11 @@ const LaunchCheck* stillChecked(const aclOpExecutor& e, void* workspace, uint64_
   if (c == nullptr || c->generation != layoutGeneration() || c->stream != stream || c->workspace != workspace ||
       c->workspaceSize != workspaceSize || c->device != currentDevice())
     return nullptr;
-  size_t k = 0;
-  for (const Param& p : e.params) {
-    for (const BoundTensor& t : p.tensors) {
-      if (t.tensor == nullptr) continue;
-      if (k == c->addresses.size() || c->addresses[k++] != t.tensor->data) return nullptr;
-    }
-  }
-  return k == c->addresses.size() ? c : nullptr;
+  const void* const* address = c->addresses.data();  // sized inputs + outputs by rememberCheck
+  for (const std::vector<aclTensor*>* tensors : {&e.inputs, &e.outputs})
+    for (const aclTensor* t : *tensors)
+      if (*address++ != t->data) return nullptr;
+  return c;
 }
 
 void rememberCheck(aclOpExecutor& e, uint64_t generation, void* workspace, uint64_t workspaceSize,
@@ -256,9 +253,8 @@ void rememberCheck(aclOpExecutor& e, uint64_t generation, void* workspace, uint6
   c.workspace = workspace;
   c.workspaceSize = workspaceSize;
   c.addresses.clear();
-  for (const Param& p : e.params)
-    for (const BoundTensor& t : p.tensors)
-      if (t.tensor != nullptr) c.addresses.push_back(t.tensor->data);
+  for (const std::vector<aclTensor*>* tensors : {&e.inputs, &e.outputs})
+    for (const aclTensor* t : *tensors) c.addresses.push_back(t->data);
   c.accesses.assign(accesses.begin(), accesses.end());
 }
 
