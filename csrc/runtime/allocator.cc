@@ -56,6 +56,15 @@ void update(c10::CachingAllocator::StatArray& stat, int64_t amount) {
   }
 }
 
+// Every per-pool statistic of a device, for the readers and the resets.
+template <typename Fn>
+void for_each_stat_array(DeviceStats& s, Fn&& fn) {
+  for (auto* array : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
+                      &s.active_bytes, &s.requested_bytes}) {
+    fn(*array);
+  }
+}
+
 bool caching_enabled() {
   static const bool enabled = [] {
     const char* value = std::getenv("FLAGOS_ALLOC_CACHE");
@@ -149,29 +158,25 @@ class DevicePools {
   DeviceStats stats(c10::DeviceIndex device) {
     std::lock_guard<std::mutex> lock(mutex_);
     DeviceStats s = stats_[device];
-    for (auto* array : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
-                        &s.active_bytes, &s.requested_bytes}) {
-      (*array)[static_cast<size_t>(StatType::LARGE_POOL)] = (*array)[static_cast<size_t>(StatType::AGGREGATE)];
-    }
+    for_each_stat_array(s, [](c10::CachingAllocator::StatArray& array) {
+      array[static_cast<size_t>(StatType::LARGE_POOL)] = array[static_cast<size_t>(StatType::AGGREGATE)];
+    });
     return s;
   }
 
   void reset_peak(c10::DeviceIndex device) {
     std::lock_guard<std::mutex> lock(mutex_);
-    DeviceStats& s = stats_[device];
-    for (auto* array : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
-                        &s.active_bytes, &s.requested_bytes}) {
-      for (Stat& stat : *array) stat.reset_peak();
-    }
+    for_each_stat_array(stats_[device], [](c10::CachingAllocator::StatArray& array) {
+      for (Stat& stat : array) stat.reset_peak();
+    });
   }
 
   void reset_accumulated(c10::DeviceIndex device) {
     std::lock_guard<std::mutex> lock(mutex_);
     DeviceStats& s = stats_[device];
-    for (auto* array : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
-                        &s.active_bytes, &s.requested_bytes}) {
-      for (Stat& stat : *array) stat.reset_accumulated();
-    }
+    for_each_stat_array(s, [](c10::CachingAllocator::StatArray& array) {
+      for (Stat& stat : array) stat.reset_accumulated();
+    });
     s.num_alloc_retries = 0;
     s.num_ooms = 0;
     s.num_device_alloc = 0;
