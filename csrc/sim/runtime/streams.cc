@@ -336,13 +336,15 @@ void stopAtExit() {
   std::unique_lock lock(h.mutex);
   h.exiting = true;
   size_t dropped = 0;
-  for (auto& [handle, s] : h.streams) dropped += s->queue.size() - (s->running ? 1 : 0);
-  for (auto& s : h.defaultStreams) dropped += s->queue.size() - (s->running ? 1 : 0);
+  auto stop = [&](Stream* s) {
+    dropped += s->queue.size() - (s->running ? 1 : 0);
+    wakeWorker(s);
+  };
+  for (auto& [handle, s] : h.streams) stop(s.get());
+  for (auto& s : h.defaultStreams) stop(s.get());
   if (dropped > 0)  // results nobody waited for: say so rather than drop them silently
     std::fprintf(stderr, "flagos simulator: exiting with %zu queued stream items not run (synchronize before exit)\n",
                  dropped);
-  for (auto& [handle, s] : h.streams) wakeWorker(s.get());
-  for (auto& s : h.defaultStreams) wakeWorker(s.get());
   h.progress.notify_all();
   auto anyRunning = [&] {
     for (auto& [handle, s] : h.streams)
