@@ -135,6 +135,23 @@ def test_a_hit_rebinds_only_the_tensors_that_moved():
     assert b.cpu().tolist() == [8.0] * 8
 
 
+def test_an_op_in_a_loop_keeps_its_addresses():
+    # The allocator hands out the most recently freed block of a size, so an
+    # op's output and workspace (both one rounded size here) come back at the
+    # same addresses call after call: the cached executor is never rebound.
+    # (Handing out the oldest block swapped them on every call.)
+    x = torch.ones(4, device="flagos:1")
+    y = torch.ones(4, device="flagos:1")
+    for _ in range(3):
+        x + y
+    C._reset_executor_cache_stats()
+    addresses = {(x + y).data_ptr() for _ in range(20)}
+    stats = C._executor_cache_stats()
+    assert stats["hits"] == 20 and stats["misses"] == 0
+    assert stats["rebinds"] == 0
+    assert len(addresses) == 1
+
+
 def test_workspace_lives_on_launch_device():
     torch.flagos.set_device(0)
     x = torch.empty(4, device="flagos:3")
