@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/acl_check.h"
@@ -23,6 +24,7 @@ namespace {
 constexpr size_t kRounding = 512;
 
 struct Block {
+  void* ptr = nullptr;
   c10::DeviceIndex device = -1;
   size_t size = 0;       // rounded, as held from the pool
   size_t requested = 0;  // as asked for
@@ -35,8 +37,7 @@ struct Block {
 
 // A freed block that waits for the events recorded on the streams that used it.
 struct Pending {
-  void* ptr = nullptr;
-  Block block;
+  Block* block = nullptr;
   BlockEvents events;
 };
 
@@ -73,38 +74,22 @@ bool caching_enabled() {
   return enabled;
 }
 
-// Nodes of a std::map or std::multimap kept for reuse. Every allocation and
-// free moves a block out of or into the free blocks' map; moving the node
-// instead of freeing one and allocating another keeps a cache hit off the
-// heap.
-template <class Map>
-class NodeStash {
- public:
-  // Takes the node of `it` out of `map` and keeps it; returns its value.
-  typename Map::mapped_type take(Map& map, typename Map::iterator it) {
-    typename Map::node_type node = map.extract(it);
-    typename Map::mapped_type value = std::move(node.mapped());
-    if (spare_.size() < kKept) spare_.push_back(std::move(node));
-    return value;
-  }
-
-  // Inserts (key, value) into `map` in a kept node if there is one.
-  void put(Map& map, typename Map::key_type key, typename Map::mapped_type value) {
-    if (spare_.empty()) {
-      map.emplace(std::move(key), std::move(value));
-      return;
-    }
-    typename Map::node_type node = std::move(spare_.back());
-    spare_.pop_back();
-    node.key() = std::move(key);
-    node.mapped() = std::move(value);
-    map.insert(std::move(node));
-  }
-
- private:
-  static constexpr size_t kKept = 64;
-  std::vector<typename Map::node_type> spare_;
+// The free blocks of one device, by the stream they belong to and their
+// size. Each list is a stack: the most recently freed block is taken first,
+// and a warm loop pushes and pops without touching the heap.
+struct FreeKey {
+  c10::StreamId stream;
+  size_t size;
+  bool operator==(const FreeKey&) const = default;
 };
+
+struct FreeKeyHash {
+  size_t operator()(const FreeKey& k) const noexcept {
+    return std::hash<uint64_t>()(static_cast<uint64_t>(k.stream) * 0x9E3779B97F4A7C15ull ^ k.size);
+  }
+};
+
+using FreeBlocks = std::unordered_map<FreeKey, std::vector<Block*>, FreeKeyHash>;
 
 // A deleter must not throw: runtime failures while freeing become warnings.
 template <typename Fn>
@@ -127,11 +112,12 @@ class DevicePools {
     const size_t size = (nbytes + kRounding - 1) / kRounding * kRounding;
     const c10::StreamId stream = current_stream(device).id();
     process_events();
-    void* ptr = take_cached(device, stream, size, nbytes);
-    if (ptr == nullptr) {
-      ptr = malloc_on(device, stream, size, nbytes);
+    Block* block = take_cached(device, stream, size, nbytes);
+    if (block == nullptr) {
+      block = malloc_on(device, stream, size, nbytes);
     }
-    return c10::DataPtr(ptr, ptr, &DevicePools::release, where);
+    // The context is the block itself: the deleter finds it without a lookup.
+    return c10::DataPtr(block->ptr, block, &DevicePools::release, where);
   }
 
   static bool owns(const c10::DataPtr& ptr) { return ptr.get_deleter() == &DevicePools::release; }
@@ -208,10 +194,11 @@ class DevicePools {
       pending.swap(pending_);
       pending_count_ = 0;
       for (int d = 0; d < kMaxDevices; ++d) {
-        for (auto& [key, ptr] : free_[d]) cached.emplace_back(ptr, blocks_.at(ptr));
+        for (auto& [key, list] : free_[d])
+          for (Block* block : list) cached.emplace_back(block->ptr, *block);
         free_[d].clear();
       }
-      for (const Pending& p : pending) cached.emplace_back(p.ptr, p.block);
+      for (const Pending& p : pending) cached.emplace_back(p.block->ptr, *p.block);
       for (const auto& [ptr, block] : cached) {
         blocks_.erase(ptr);
         update(stats_[block.device].reserved_bytes, -static_cast<int64_t>(block.size));
@@ -237,7 +224,7 @@ class DevicePools {
   }
 
  private:
-  static void release(void* ptr);
+  static void release(void* context);
 
   // Requires the mutex.
   void count_live(const Block& block, int sign) {
@@ -261,7 +248,7 @@ class DevicePools {
           continue;
         }
         done.insert(done.end(), it->events.begin(), it->events.end());
-        cache(it->ptr, it->block);
+        cache(it->block);
         it = pending_.erase(it);
       }
       pending_count_ = pending_.size();
@@ -270,31 +257,28 @@ class DevicePools {
   }
 
   // Requires the mutex. Puts a free block in its stream's pool.
-  void cache(void* ptr, const Block& block) {
-    free_nodes_.put(free_[block.device], std::make_pair(block.stream, block.size), ptr);
-  }
+  void cache(Block* block) { free_[block->device][FreeKey{block->stream, block->size}].push_back(block); }
 
   // The most recently freed block of the size: an op that frees and
   // allocates the same sizes (its output, its workspace) then gets the same
   // addresses every time, so that its cached executor needs no rebinding
   // and the runtime's launch check of the last launch still holds.
-  void* take_cached(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
+  Block* take_cached(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto key = std::make_pair(stream, size);
-    auto it = free_[device].upper_bound(key);  // equal keys keep their insertion order
-    if (it == free_[device].begin() || (--it)->first != key) {
+    auto it = free_[device].find(FreeKey{stream, size});
+    if (it == free_[device].end() || it->second.empty()) {
       return nullptr;
     }
-    void* ptr = free_nodes_.take(free_[device], it);
-    Block& block = blocks_.at(ptr);
-    block.live = true;
-    block.requested = requested;
-    block.uses.clear();
-    count_live(block, 1);
-    return ptr;
+    Block* block = it->second.back();
+    it->second.pop_back();
+    block->live = true;
+    block->requested = requested;
+    block->uses.clear();
+    count_live(*block, 1);
+    return block;
   }
 
-  void* malloc_on(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
+  Block* malloc_on(c10::DeviceIndex device, c10::StreamId stream, size_t size, size_t requested) {
     const c10::DeviceIndex previous = exchange_device(device);
     void* ptr = nullptr;
     aclError status = aclrtMalloc(&ptr, size, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -308,6 +292,7 @@ class DevicePools {
       status = aclrtMalloc(&ptr, size, ACL_MEM_MALLOC_HUGE_FIRST);
     }
     set_device(previous);
+    Block* made = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       DeviceStats& s = stats_[device];
@@ -315,12 +300,13 @@ class DevicePools {
       s.num_ooms += status != ACL_SUCCESS ? 1 : 0;
       if (status == ACL_SUCCESS) {
         Block block;
+        block.ptr = ptr;
         block.device = device;
         block.size = size;
         block.requested = requested;
         block.stream = stream;
         block.live = true;
-        blocks_.emplace(ptr, block);
+        made = &blocks_.emplace(ptr, block).first->second;
         count_live(block, 1);
         s.num_device_alloc += 1;
         update(s.segment, 1);
@@ -330,7 +316,7 @@ class DevicePools {
     TORCH_CHECK_WITH(OutOfMemoryError, status == ACL_SUCCESS, "flagos: allocating ", size,
                      " bytes on flagos:", static_cast<int>(device), " failed with ACL error ",
                      status, ": ", recent_error_message());
-    return ptr;
+    return made;
   }
 
   static void free_on(c10::DeviceIndex device, void* ptr) {
@@ -347,27 +333,27 @@ class DevicePools {
   // stream's pool at once; one that other streams used waits for events
   // recorded on them now (kBlockReuse). Without caching, the block goes back
   // to the runtime once every stream that used it is done (kRelease).
-  void give_back(void* ptr) {
+  void give_back(Block* live) {
     Block block;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = blocks_.find(ptr);
-      TORCH_INTERNAL_ASSERT(it != blocks_.end() && it->second.live, "flagos: freeing an unknown block");
-      it->second.live = false;
-      block = it->second;
-      count_live(block, -1);
-      if (caching_enabled() && (block.uses.empty() || !stream_wait_enabled(StreamWait::kBlockReuse))) {
-        cache(ptr, block);
+      TORCH_INTERNAL_ASSERT(live->live, "flagos: freeing a block that is not live");
+      live->live = false;
+      count_live(*live, -1);
+      if (caching_enabled() && (live->uses.empty() || !stream_wait_enabled(StreamWait::kBlockReuse))) {
+        cache(live);
         return;
       }
+      block = *live;
       if (!caching_enabled()) {
-        blocks_.erase(ptr);
+        blocks_.erase(block.ptr);  // `live` dangles from here
         update(stats_[block.device].reserved_bytes, -static_cast<int64_t>(block.size));
         update(stats_[block.device].segment, -1);
       }
     }
     if (caching_enabled()) {
-      Pending pending{ptr, block, {}};
+      // A cached block stays in blocks_, so `live` stays valid while it waits.
+      Pending pending{live, {}};
       for (const c10::Stream& s : block.uses) {
         without_throwing("recording a freed block's use", [&] {
           aclrtEvent event = acquire_event(s.device_index());
@@ -386,17 +372,16 @@ class DevicePools {
         for (const c10::Stream& s : block.uses) wait_on_host(s);
       });
     }
-    free_on(block.device, ptr);
+    free_on(block.device, block.ptr);
   }
 
   std::mutex mutex_;
   // Every block held from the runtime, live or not; ordered: lookups of
-  // interior pointers.
+  // interior pointers. Its nodes do not move: a live block's DataPtr and the
+  // free lists point at them.
   std::map<const void*, Block> blocks_;
-  // Free blocks per device, by (stream, size).
-  using FreeBlocks = std::multimap<std::pair<c10::StreamId, size_t>, void*>;
+  // Free blocks per device (nodes of blocks_).
   FreeBlocks free_[kMaxDevices];
-  NodeStash<FreeBlocks> free_nodes_;
   std::deque<Pending> pending_;          // freed blocks waiting for other streams
   std::atomic<size_t> pending_count_{0};  // pending_.size(), readable without the mutex
   DeviceStats stats_[kMaxDevices];
@@ -408,7 +393,7 @@ DevicePools& pools() {
   return *instance;
 }
 
-void DevicePools::release(void* ptr) { pools().give_back(ptr); }
+void DevicePools::release(void* context) { pools().give_back(static_cast<Block*>(context)); }
 
 // A device-to-device copy queued on the current stream of the destination's
 // device: after the work that stream has queued on either block.
