@@ -8,9 +8,9 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <cstring>
 #include <list>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/allocator.h"
 #include "runtime/stream.h"
@@ -430,6 +430,48 @@ class ExecutorCache {
 
 thread_local ExecutorCache tls_executor_cache;
 
+// The workspace a thread's launches on one stream share, as PyTorch keeps a
+// cuBLAS workspace per handle and stream: launches on a stream run in order,
+// so one block serves them all, and a launch costs no allocation and free.
+// A block only grows; while held it counts in memory_allocated. Per thread,
+// like the executor cache: another thread's launch on the same stream could
+// otherwise free the block between this one's lookup and its enqueue.
+class StreamWorkspaces {
+ public:
+  void* get(c10::DeviceIndex device, aclrtStream stream, uint64_t size) {
+    Held* held = nullptr;
+    for (Held& h : held_) {
+      if (h.device == device && h.stream == stream) {
+        held = &h;
+        break;
+      }
+    }
+    if (held == nullptr) {
+      held = &held_.emplace_back(Held{device, stream, 0, c10::DataPtr()});
+    }
+    if (held->size < size) {
+      // The old block goes back to this stream's pool first: work queued on
+      // the stream that still uses it runs before anything that reuses it.
+      held->block.clear();
+      held->size = 0;
+      held->block = allocate_on(device, size);
+      held->size = size;
+    }
+    return held->block.get();
+  }
+
+ private:
+  struct Held {
+    c10::DeviceIndex device;
+    aclrtStream stream;
+    uint64_t size;
+    c10::DataPtr block;
+  };
+  std::vector<Held> held_;  // one per (device, stream) this thread launched on
+};
+
+thread_local StreamWorkspaces tls_workspaces;
+
 // Points the cached executor's own aclTensor objects (the ones phase 1 was
 // given) at this launch's storage, in nnopbase's input and output numbering.
 // A tensor whose storage is where the object already points is left alone:
@@ -550,18 +592,13 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
     }
   }
 
-  // The workspace lives on the launch device. Streams of one device consume
-  // work in order, so the block may return to the device's pool once the
-  // launch is queued.
-  c10::DataPtr workspace;
-  if (workspace_size > 0) {
-    workspace = allocate_on(device, workspace_size);
-  }
+  // The workspace lives on the launch device: the launch stream's block.
+  void* workspace = workspace_size > 0 ? tls_workspaces.get(device, stream, workspace_size) : nullptr;
   unlaunched.executor = nullptr;  // phase 2 consumes a non-repeatable executor, whatever its outcome
   aclnnStatus status;
   {
     const phases::Span phase_two_span(phases::kPhaseTwo);
-    status = phase_two(workspace.get(), workspace_size, executor, stream);
+    status = phase_two(workspace, workspace_size, executor, stream);
   }
   if (status != kAclnnSuccess) {
     const std::string message = recent_error_message();

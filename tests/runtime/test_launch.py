@@ -137,11 +137,13 @@ def test_a_hit_rebinds_only_the_tensors_that_moved():
 
 def test_an_op_in_a_loop_keeps_its_addresses():
     # The allocator hands out the most recently freed block of a size, so an
-    # op's output and workspace (both one rounded size here) come back at the
-    # same addresses call after call: the cached executor is never rebound.
-    # (Handing out the oldest block swapped them on every call.)
+    # op's output comes back at the same address call after call and the
+    # cached executor is never rebound. Two spare blocks of that size are in
+    # the pool: handing out the oldest block would rotate between them.
     x = torch.ones(4, device="flagos:1")
     y = torch.ones(4, device="flagos:1")
+    spare = [torch.empty(4, device="flagos:1") for _ in range(2)]
+    del spare
     for _ in range(3):
         x + y
     C._reset_executor_cache_stats()
@@ -150,6 +152,19 @@ def test_an_op_in_a_loop_keeps_its_addresses():
     assert stats["hits"] == 20 and stats["misses"] == 0
     assert stats["rebinds"] == 0
     assert len(addresses) == 1
+
+
+def test_launches_on_a_stream_share_one_workspace():
+    # Each launch asks for a workspace; the launch stream's block serves them
+    # all, so an op in a loop allocates its output and nothing else.
+    x = torch.ones(4, device="flagos:1")
+    y = torch.ones(4, device="flagos:1")
+    for _ in range(3):
+        x + y
+    before = torch.flagos.memory_stats(1)["allocation.all.allocated"]
+    for _ in range(20):
+        x + y
+    assert torch.flagos.memory_stats(1)["allocation.all.allocated"] - before == 20
 
 
 def test_workspace_lives_on_launch_device():
