@@ -31,6 +31,7 @@ struct Block {
   c10::StreamId stream = 0;          // the stream of `device` it was allocated for: its pool
   std::vector<c10::Stream> uses;     // other streams that used it (recordStream)
   bool live = false;                 // handed out (else cached, or waiting for other streams)
+  std::vector<Block*>* free_list = nullptr;  // its (stream, size) list: a free is a push
 
   c10::Stream own_stream() const { return c10::Stream(c10::Stream::UNSAFE, flagos_device(device), stream); }
 };
@@ -194,9 +195,11 @@ class DevicePools {
       pending.swap(pending_);
       pending_count_ = 0;
       for (int d = 0; d < kMaxDevices; ++d) {
-        for (auto& [key, list] : free_[d])
+        // The lists stay (live blocks point at theirs); their blocks go.
+        for (auto& [key, list] : free_[d]) {
           for (Block* block : list) cached.emplace_back(block->ptr, *block);
-        free_[d].clear();
+          list.clear();
+        }
       }
       for (const Pending& p : pending) cached.emplace_back(p.block->ptr, *p.block);
       for (const auto& [ptr, block] : cached) {
@@ -257,7 +260,7 @@ class DevicePools {
   }
 
   // Requires the mutex. Puts a free block in its stream's pool.
-  void cache(Block* block) { free_[block->device][FreeKey{block->stream, block->size}].push_back(block); }
+  void cache(Block* block) { block->free_list->push_back(block); }
 
   // The most recently freed block of the size: an op that frees and
   // allocates the same sizes (its output, its workspace) then gets the same
@@ -306,6 +309,7 @@ class DevicePools {
         block.requested = requested;
         block.stream = stream;
         block.live = true;
+        block.free_list = &free_[device][FreeKey{stream, size}];  // mapped values do not move
         made = &blocks_.emplace(ptr, block).first->second;
         count_live(block, 1);
         s.num_device_alloc += 1;
