@@ -196,8 +196,14 @@ DeviceState& deviceState() {
   return *state;
 }
 
-thread_local int tCurrentDevice = -1;
-thread_local uint64_t tCurrentGeneration = 0;
+// The calling thread's current device and the device's generation when it
+// was set (a reset bumps it). One object: a launch reads both, and each
+// thread_local of a shared library is its own __tls_get_addr call.
+struct ThreadDevice {
+  int device = -1;
+  uint64_t generation = 0;
+};
+thread_local ThreadDevice tCurrent;
 
 // Requires the device mutex. Releases the device's streams, and the calling
 // thread loses its current device whatever it was, as in CANN.
@@ -205,7 +211,7 @@ void tearDown(DeviceState& state, int device) {
   state.refs[device] = 0;
   state.generation[device]++;
   releaseDeviceStreams(device);
-  tCurrentDevice = -1;
+  tCurrent.device = -1;
 }
 
 // The simulated SoC: an Ascend 910B3 (CANN's platform_config/Ascend910B3.ini),
@@ -241,16 +247,16 @@ aclError checkDevice(const char* fn, int32_t id) {
 }
 
 int currentDevice() {
-  const int device = tCurrentDevice;
-  if (device >= 0 && deviceState().generation[device].load() != tCurrentGeneration) tCurrentDevice = -1;
-  return tCurrentDevice;
+  ThreadDevice& current = tCurrent;
+  if (current.device >= 0 && deviceState().generation[current.device].load() != current.generation) current.device = -1;
+  return current.device;
 }
 
 aclError requireCurrentDevice(const char* fn, int* device) {
   if (currentDevice() < 0)
     return fail(ACL_ERROR_RT_CONTEXT_NULL, fn,
                 ": the calling thread has no current device (call aclrtSetDevice first)");
-  *device = tCurrentDevice;
+  *device = tCurrent.device;
   return ACL_SUCCESS;
 }
 
@@ -413,8 +419,8 @@ aclError aclrtSetDevice(int32_t deviceId) {
   DeviceState& state = deviceState();
   std::lock_guard lock(state.mutex);
   state.refs[deviceId]++;
-  tCurrentDevice = deviceId;
-  tCurrentGeneration = state.generation[deviceId].load();
+  tCurrent.device = deviceId;
+  tCurrent.generation = state.generation[deviceId].load();
   return ACL_SUCCESS;
 }
 
