@@ -29,34 +29,27 @@ import subprocess
 import sys
 import tempfile
 
-OPS = ("add", "add_scalar", "relu", "mm", "softmax")
+# The breakdown's tiny ops (benchmarks/breakdown.py), the same tensors.
+OPS = ("add_4", "add_scalar_4", "relu_4", "mm_16x16", "softmax_8x64")
 _MARK = "os_getppid"  # the C function behind os.getppid(): a dump boundary
 
 
-def _child(n: int) -> None:
+def _loops(n: int) -> None:
+    """Each op's warm-up, then `n` calls between two dump boundaries."""
     import torch
-    import torch_fl  # noqa: F401
 
-    torch.set_num_threads(1)
-    dev = "flagos:0"
-    x, y = torch.ones(4, device=dev), torch.ones(4, device=dev)
-    a, b = torch.ones(16, 16, device=dev), torch.ones(16, 16, device=dev)
-    s = torch.ones(8, 64, device=dev)
-    fns = {
-        "add": lambda: x + y,
-        "add_scalar": lambda: x + 0.5,
-        "relu": lambda: torch.relu(x),
-        "mm": lambda: torch.mm(a, b),
-        "softmax": lambda: torch.softmax(s, -1),
-    }
+    from benchmarks import breakdown
+
+    ops = breakdown._ops()
     for name in OPS:
-        fn = fns[name]
+        make, fn, _, _ = ops[name]
+        args = make("flagos:0")
         for _ in range(50):  # warm: executor cache, allocator, snapshots
-            fn()
+            fn(*args)
         torch.flagos.synchronize()
         os.getppid()  # the op's profile starts here
         for _ in range(n):
-            fn()
+            fn(*args)
             torch.flagos.synchronize()
         os.getppid()  # and ends here
 
@@ -104,7 +97,13 @@ def main() -> None:
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        _child(args.child)
+        import torch
+        import torch_fl  # noqa: F401
+
+        from benchmarks import breakdown
+
+        torch.set_num_threads(breakdown.THREADS)  # the profiled process's own setting
+        _loops(args.child)
         return
     print(f"{'op':12s} {'kernel':>8s} {'phase2':>8s} {'layer':>8s}  (instructions per op)")
     for name, r in count(args.ops).items():

@@ -13,13 +13,7 @@ from benchmarks import instructions  # noqa: E402
 
 def test_profiled_loops_run_every_op_on_the_device():
     before = torch.flagos.memory_stats(0)["allocation.all.allocated"]
-    threads = torch.get_num_threads()
-    try:
-        instructions._child(3)
-    finally:
-        # The loops run single-threaded, as in their own process; the tests
-        # after this one compare with CPU results computed at the default.
-        torch.set_num_threads(threads)
+    instructions._loops(3)
     # each op's warm-up and loop allocated its outputs on flagos:0
     assert torch.flagos.memory_stats(0)["allocation.all.allocated"] - before >= len(instructions.OPS) * 3
 
