@@ -1,21 +1,26 @@
-"""benchmarks.instructions: its profiled loops run on the device, and the
-counting (which needs valgrind, absent in CI) refuses clearly without it."""
+"""benchmarks.instructions: its profiled loops launch every op on the device,
+and the counting (which needs valgrind, absent in CI) refuses clearly
+without it."""
 
 import shutil
 
 import pytest
 import torch
 
-pytest.importorskip("torch_fl")
+torch_fl = pytest.importorskip("torch_fl")
 
 from benchmarks import instructions  # noqa: E402
 
 
-def test_profiled_loops_run_every_op_on_the_device():
-    before = torch.flagos.memory_stats(0)["allocation.all.allocated"]
+def test_profiled_loops_launch_every_op_on_the_device():
+    torch_fl.sim.reset_stats()
     instructions._loops(3)
-    # each op's warm-up and loop allocated its outputs on flagos:0
-    assert torch.flagos.memory_stats(0)["allocation.all.allocated"] - before >= len(instructions.OPS) * 3
+    stats = torch_fl.sim.stats()
+    # each op: 50 warm-up calls and 3 profiled ones, one launch each, none
+    # on the CPU fallback (the tensors' creation launches too)
+    assert stats["launches"][0] >= len(instructions.OPS) * 53
+    assert stats["fallback_ops"] == {}
+    assert stats["rejected_launches"] == 0
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is not None, reason="valgrind is installed here")
