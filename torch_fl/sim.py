@@ -30,6 +30,8 @@ def _lib() -> ctypes.CDLL:
         lib.fsimInjectFault.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
         lib.fsimSetMismatchMode.argtypes = [ctypes.c_int]
         lib.fsimGetMismatchMode.restype = ctypes.c_int
+        lib.fsimSetLenient.argtypes = [ctypes.c_int32]
+        lib.fsimGetLenient.restype = ctypes.c_int32
         lib.fsimPointerDevice.argtypes = [ctypes.c_void_p]
         lib.fsimPointerDevice.restype = ctypes.c_int32
         lib.fsimHazardReport.restype = ctypes.c_char_p
@@ -51,7 +53,9 @@ def stats() -> Dict[str, Any]:
     (device -> runtime allocations alive), ``live_bytes``, ``op_launches``
     (ACLNN operator -> launches), ``peer_copies``, ``failed_tasks`` (queued
     work that failed when it ran), ``hazards`` (unordered accesses, see
-    :func:`hazard_report`) and ``fallback_ops`` (ATen op -> CPU fallback calls).
+    :func:`hazard_report`), ``lenient_kernel_errors`` (kernels that failed and
+    wrote NaN, see :func:`set_lenient`) and ``fallback_ops`` (ATen op -> CPU
+    fallback calls).
     """
     raw = json.loads(_lib().fsimStatsJson().decode())
     for key in ("launches", "live_allocations", "live_bytes"):
@@ -80,6 +84,20 @@ def set_mismatch_mode(mode: str) -> None:
 def mismatch_mode() -> str:
     value = _lib().fsimGetMismatchMode()
     return next(name for name, code in _MODES.items() if code == value)
+
+
+def set_lenient(on: bool) -> None:
+    """Lenient kernels: the simulator's operators compute with ATen's CPU
+    kernels, which check their arguments; CANN's kernels do not. When on, a
+    kernel that ATen refuses on the stream writes NaN into its outputs and
+    succeeds (counted as ``lenient_kernel_errors``), as a wrong result on
+    hardware would: a check the backend's wrapper misses then shows as a
+    wrong value, never as a stream error. Starts from FLAGOS_SIM_LENIENT."""
+    _lib().fsimSetLenient(1 if on else 0)
+
+
+def lenient() -> bool:
+    return bool(_lib().fsimGetLenient())
 
 
 def inject_fault(op: str, phase: int, count: int = 1) -> None:

@@ -52,13 +52,26 @@ const char* fsimHazardReport(void);
 void fsimSetMismatchMode(fsimMismatchMode mode);
 fsimMismatchMode fsimGetMismatchMode(void);
 
+// Lenient kernels (FLAGOS_SIM_LENIENT=1, or fsimSetLenient(1)): the
+// operators compute with ATen's CPU kernels, which check their arguments;
+// CANN's kernels on the device do not. In lenient mode a kernel that ATen
+// refuses when it runs on the stream does not fail: its outputs get NaN
+// (0xFF bytes for other dtypes), as a wrong result on hardware would, and it
+// is counted ("lenient_kernel_errors" in fsimStatsJson). A check the
+// backend's wrapper misses then shows as a wrong result, not as a stream
+// error at the next synchronization. Phase 1 still rejects what CANN's
+// phase 1 rejects.
+void fsimSetLenient(int32_t on);
+int32_t fsimGetLenient(void);
+
 // Counters. A JSON object, valid until the calling thread's next call:
 // {"set_device_calls": N, "launches": {"0": N, ...}, "rejected_launches": N,
 //  "mismatched_launches": N,
 //  "live_allocations": {"0": N, ...}, "live_bytes": {"0": N, ...},
 //  "live_pinned_allocations": N, "live_pinned_bytes": N,
 //  "op_launches": {"aclnnAdd": N, ...}, "peer_copies": N,
-//  "live_executors": N, "live_arguments": N, "failed_tasks": N, "hazards": N}
+//  "live_executors": N, "live_arguments": N, "failed_tasks": N, "hazards": N,
+//  "lenient_kernel_errors": N}
 // Per-device maps list every device 0..N-1. set_device_calls counts every
 // aclrtSetDevice call (same device and failed calls included); launches and
 // op_launches count launches whose kernel ran; rejected_launches counts
@@ -67,7 +80,8 @@ fsimMismatchMode fsimGetMismatchMode(void);
 // (aclCreate* objects) expose leaks, like the live_* memory counters
 // (live_pinned_*: aclrtMallocHost blocks; bytes are the requested sizes).
 // failed_tasks counts queued work that failed when it ran (reported by the
-// next synchronization of its stream); hazards, see fsimHazardReport.
+// next synchronization of its stream); hazards, see fsimHazardReport;
+// lenient_kernel_errors, see fsimSetLenient.
 const char* fsimStatsJson(void);
 void fsimResetStats(void);  // zeroes event counters, not live counts
 

@@ -137,6 +137,15 @@ MismatchConfig& mismatchConfig() {
   return *config;
 }
 
+// Lenient kernels (fsimSetLenient): from FLAGOS_SIM_LENIENT, "0" or "1".
+std::atomic<bool>& lenientFlag() {
+  static std::atomic<bool>* flag = [] {
+    const char* env = std::getenv("FLAGOS_SIM_LENIENT");
+    return new std::atomic<bool>(env != nullptr && std::string_view(env) == "1");
+  }();
+  return *flag;
+}
+
 // Pending injected faults: (op, phase) -> remaining count.
 struct Faults {
   std::mutex mutex;
@@ -278,6 +287,8 @@ std::optional<bool> protectMode(const char* fn) {
   return c.on;
 }
 
+bool lenientKernels() { return lenientFlag().load(std::memory_order_relaxed); }
+
 std::optional<fsimMismatchMode> mismatchMode(const char* op) {
   MismatchConfig& c = mismatchConfig();
   if (c.envInvalid) {
@@ -387,6 +398,10 @@ void fsimSetMismatchMode(fsimMismatchMode mode) {
 fsimMismatchMode fsimGetMismatchMode(void) {
   return static_cast<fsimMismatchMode>(mismatchConfig().mode.load());
 }
+
+void fsimSetLenient(int32_t on) { lenientFlag() = on != 0; }
+
+int32_t fsimGetLenient(void) { return lenientFlag() ? 1 : 0; }
 
 void fsimInjectFault(const char* op, int32_t phase, int32_t count) {
   if (op == nullptr || *op == '\0' || phase < 1 || phase > 3 || count < 0) {

@@ -246,6 +246,9 @@ void releaseDeviceStreams(int device);
 
 // ---- counters ---------------------------------------------------------------
 
+// Whether kernels that fail when they run write NaN instead (fsimSetLenient).
+bool lenientKernels();
+
 struct Counters {
   std::atomic<uint64_t> setDeviceCalls{0};
   std::array<std::atomic<uint64_t>, kMaxDevices> launches{};
@@ -253,6 +256,7 @@ struct Counters {
   std::atomic<uint64_t> mismatchedLaunches{0};
   std::atomic<uint64_t> peerCopies{0};
   std::atomic<uint64_t> failedTasks{0};  // queued work that failed when it ran
+  std::atomic<uint64_t> lenientKernelErrors{0};  // kernels that failed and wrote NaN (fsimSetLenient)
   std::atomic<int64_t> liveExecutors{0};
   std::atomic<int64_t> liveArguments{0};  // aclCreate* objects not yet destroyed
   // The launch count of an operator (or collective), by name: a stable

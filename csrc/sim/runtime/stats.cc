@@ -83,7 +83,8 @@ const char* fsimStatsJson(void) {
                    ", \"live_executors\": ", c.liveExecutors.load(),
                    ", \"live_arguments\": ", c.liveArguments.load(),
                    ", \"failed_tasks\": ", c.failedTasks.load(),
-                   ", \"hazards\": ", hazardCount(), "}");
+                   ", \"hazards\": ", hazardCount(),
+                   ", \"lenient_kernel_errors\": ", c.lenientKernelErrors.load(), "}");
   return tStatsJson.c_str();
 }
 
@@ -95,6 +96,7 @@ void fsimResetStats(void) {
   c.mismatchedLaunches = 0;
   c.peerCopies = 0;
   c.failedTasks = 0;
+  c.lenientKernelErrors = 0;
   resetHazards();
   std::lock_guard lock(c.opMutex);
   for (auto& [name, counter] : c.opCounts) counter = 0;
