@@ -65,7 +65,9 @@ def _profile(schema, names: set[str]) -> tuple:
     """What an entry's expressions and shape see of a schema."""
     tensors = tuple((a.name, a.type, a.is_out) for a in schema.arguments if a.is_tensor_like)
     referenced = tuple(sorted((a.name, a.type) for a in schema.arguments if a.name in names))
-    return tensors, referenced, schema.returns, schema.returns_ref, schema.inplace, schema.has_tensor_options
+    # Structured ops take no output rules (ATen's meta function computes them).
+    return (tensors, referenced, schema.returns, schema.returns_ref, schema.inplace, schema.has_tensor_options,
+            schema.structured is not None)
 
 
 def _entries(yaml_dir: str) -> dict[str, list[dict]]:

@@ -102,8 +102,7 @@ def add_op(root: str, c: Candidate) -> list[str]:
             f"{c.aclnn}:\n  source: {c.source}\n"
             f"  params: [const aclTensor* {c.param}, aclTensor* out]\n  outputs: [out]\n")
     _append(os.path.join(root, "yaml", "ops", "unary_math.yaml"),
-            f"\n- op: {c.op}\n  shape: unary\n  launch: {c.aclnn}(self, out)\n"
-            f"  out:\n    size: self\n    dtype: to_float(self)\n  guard: first-tensor\n")
+            f"\n- op: {c.op}\n  shape: unary\n  launch: {c.aclnn}(self, out)\n  guard: first-tensor\n")
     _append(os.path.join(root, "csrc", "sim", "opapi", "ops_unary.cc"), f"""
 // {c.aclnn}: the end-to-end test's throwaway operator (benchmarks/new_op.py).
 #include <ATen/ops/{c.op}.h>

@@ -619,6 +619,7 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
     problems = []
     reported = set()
     reached = reached if reached is not None else set()
+    bodies_done = set()
     for entry in registry.handwritten:
         source = sources.get(show(os.path.join(root, entry.file)))
         schema = schemas.get(entry.op)
@@ -628,6 +629,11 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
         for owner in [source, *helpers]:
             for function in owner.functions:
                 table.setdefault(function.name, []).append((owner, function))
+        if entry.impl is not None:
+            if entry.impl not in bodies_done:
+                bodies_done.add(entry.impl)
+                problems += _check_body(entry, source, table, reached)
+            continue
         for op, name, line in _kernels(source.text):
             if op != entry.op or not name:
                 continue
@@ -669,6 +675,32 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
                     f"on {_describe(sources_found)}",
                     _policy_fix(entry, schema, sources_found)))
     return problems
+
+
+def _check_body(entry: HandwrittenEntry, source, table, reached: set) -> list[LintProblem]:
+    """A structured op's body launches on the device its generated wrapper passes (its first
+    parameter); the wrapper applies the op's declared policy."""
+    problems = []
+    for body in (f for f in source.functions if f.name == entry.impl and f.params and f.params[0]):
+        found: list = []
+        _walk(Frame(source, body, {}, {body.params[0]: _BODY_DEVICE}), table, (id(body),), found)
+        tracer = DeviceTracer()
+        for launch, frame in found:
+            reached.add((launch.source.shown, launch.position))
+            exemption = launch.source.exemption(launch.line, _DEVICE_EXEMPTION)
+            if exemption is not None and exemption.group("reason").strip():
+                continue
+            sources_found = tracer.sources(launch.device, frame, launch.position)
+            if sources_found != frozenset({_BODY_DEVICE}):
+                problems.append(LintProblem(
+                    Location(launch.source.shown, launch.line),
+                    f"the body flagos::impl::{entry.impl} launches {launch.operator} on {_describe(sources_found)}, "
+                    f"not on the launch device its wrapper passes (`{body.params[0]}`)",
+                    f"launch on `{body.params[0]}`: the generated wrapper resolved it from {entry.op}'s policy"))
+    return problems
+
+
+_BODY_DEVICE = "the wrapper's launch device"
 
 
 def _policy_fix(entry: HandwrittenEntry, schema: OpSchema, sources: frozenset[str]) -> str:
@@ -720,9 +752,12 @@ def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, 
         for op, line in registrations(text):
             registered.setdefault(shown, set()).add(op)
             entry = listed.get(op)
-            if entry is not None and show(os.path.join(root, entry.file)) == shown:
+            if entry is not None and entry.impl is not None:
+                message = f"registers {op}, whose wrapper the generator writes and registers (impl: {entry.impl})"
+                fix = f"remove this m.impl: the file defines only the body flagos::impl::{entry.impl}"
+            elif entry is not None and show(os.path.join(root, entry.file)) == shown:
                 continue
-            if entry is not None:
+            elif entry is not None:
                 message = f"registers {op}, which yaml/handwritten.yaml lists with file {entry.file}"
                 fix = f"set `file: {shown}` in its entry at {entry.loc}"
             elif op in generated:
@@ -738,6 +773,11 @@ def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, 
         if not os.path.isfile(path):
             problems.append(LintProblem(entry.loc, f"{entry.op}: file {entry.file} does not exist",
                                         "fix `file:` or write the kernel"))
+        elif entry.impl is not None:
+            if not any(f.name == entry.impl and f.params and f.params[0] for f in sources[shown].functions):
+                problems.append(LintProblem(entry.loc, f"{entry.op}: {entry.file} does not define its body "
+                                            f"flagos::impl::{entry.impl}",
+                                            f"define it as generated/impls.h declares it, in namespace flagos::impl"))
         elif entry.op not in registered.get(shown, set()):
             problems.append(LintProblem(entry.loc, f"{entry.op} is not registered in {entry.file}",
                                         f'add m.impl("{entry.op}", TORCH_FN(...)) to its TORCH_LIBRARY_IMPL block'))

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from codegen import gen_aclnn_header, gen_kernels, gen_support, verify_cann
+from codegen import gen_aclnn_header, gen_impls, gen_kernels, gen_support, verify_cann
 from codegen.errors import Problems, RegistryError
 from codegen.file_manager import FileManager
 from codegen.lint import lint_handwritten
@@ -49,10 +49,18 @@ def generate(paths: Paths, schemas: ATenSchemas) -> Generation:
     files: dict[str, str] = {}
     files.update(gen_aclnn_header.render(registry, env, paths.show(paths.aclnn_yaml)))
     files.update(gen_support.render(env, paths.show(TEMPLATE_DIR)))
+    files.update(gen_impls.render(registry, schemas, env, paths.show(paths.handwritten_yaml)))
     files.update(gen_kernels.render(kernels, env, f"{yaml_shown}/ops/*.yaml and {yaml_shown}/aclnn.yaml"))
     code = {k.op: gen_kernels.render_kernel(k, env) for k in kernels}
     shard_files = {k.op: gen_kernels.shard_file(gen_kernels.shard_of(k.op)) for k in kernels}
     return Generation(registry, kernels, files, code, shard_files)
+
+
+def _counts(generation: Generation) -> str:
+    handwritten = generation.registry.handwritten
+    bodies = sum(1 for entry in handwritten if entry.impl is not None)
+    return (f"{len(generation.registry.ops)} generated ops, {len(handwritten)} handwritten "
+            f"({bodies} of them bodies in generated wrappers)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -197,8 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(problem, file=sys.stderr)
             failed = True
         if not failed:
-            print(f"{paths.show(out_dir)} is up to date ({len(generation.kernels)} generated ops, "
-                  f"{len(generation.registry.handwritten)} handwritten); kernel lint passed")
+            print(f"{paths.show(out_dir)} is up to date ({_counts(generation)}); kernel lint passed")
         return 1 if failed else 0
 
     try:
@@ -208,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     listed = ": " + ", ".join(touched) if 0 < len(touched) <= 12 else ""
-    print(f"{len(generation.kernels)} ops in {len(generation.files)} files: {len(touched)} written{listed}")
+    print(f"{_counts(generation)}: {len(generation.files)} files, {len(touched)} written{listed}")
     for name in files.foreign():
         print(f"warning: {paths.show(out_dir)}/{name} was not written by the generator; `--check` fails on it",
               file=sys.stderr)

@@ -178,6 +178,10 @@ class HandwrittenEntry:
     policy: DevicePolicy
     file: str  # relative to the repo root
     loc: Location
+    # A structured op's body (flagos::impl::<name> in `file`): the generator
+    # writes and registers the op's wrapper (device check, guard, ATen's meta
+    # function, outputs) and calls it. None: the file registers a whole kernel.
+    impl: str | None = None
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml_d
 OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "guard", "guard_arg", "device_check", "reason")
 OUT_KEYS = ("size", "dtype")
 OUTPUT_KEYS = ("name", "size", "dtype", "when")  # one output of a list (shape general)
-HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file")
+HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file", "impl")
 GUARD_ARG_KINDS = ("tensor", "optional_tensor", "tensor_list", "device", "optional_device")
 # The only reasons for `guard: none` on an op whose arguments name a device
 # (python -m codegen --report lists them).
@@ -496,7 +496,17 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
                 problems.add(loc, op, f"item({items[0].args[0].name}): {op} has no such argument",
                              "name the Tensor argument that may be a Python number")
     outputs: tuple[OutputRule, ...] = ()
-    if isinstance(entry.get("out"), list):
+    if schema is not None and schema.structured is not None:
+        # ATen's meta function computes the outputs (and checks the
+        # arguments): registry rules would be a second, unchecked copy.
+        if "out" in entry:
+            problems.add(Location(shown, entry.line_of("out")), op,
+                         f"{op} is structured in torch {_torch_version()}: its meta function "
+                         f"({schema.structured.meta_class}) computes the outputs' sizes and dtypes",
+                         "remove `out:`; the launch names the outputs "
+                         f"{', '.join(schema.structured.outputs)}")
+        out = None
+    elif isinstance(entry.get("out"), list):
         out = None
         if shape is not None and shape.name != "general":
             problems.add(Location(shown, entry.line_of("out")), op,
@@ -511,7 +521,9 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
     else:
         out = _output_rule(entry, op, shown, problems)
         outputs = (out,) if out is not None else ()
-    if shape is not None and shape.name == "general":
+    if schema is not None and schema.structured is not None:
+        pass
+    elif shape is not None and shape.name == "general":
         if schema is not None:
             _check_general_outputs(entry, op, schema, outputs, shown, problems)
     elif shape is not None:
@@ -604,9 +616,39 @@ def _handwritten_entry(entry, line: int, shown: str, schemas: ATenSchemas, paths
         problems.add(Location(shown, entry.line_of("file")), op,
                      f"`file: {shown_text(file)}` is not a source file under csrc/handwritten/",
                      "write `file: csrc/handwritten/<file>.cc`, the file that registers it")
+    impl = entry.get("impl")
+    if "impl" in entry:
+        impl_loc = Location(shown, entry.line_of("impl"))
+        if not isinstance(impl, str) or local_name_problem(impl) is not None:
+            problems.add(impl_loc, op, f"`impl: {shown_text(impl)}` is not a C++ function name",
+                         "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)")
+        elif schema is not None and schema.structured is None:
+            problems.add(impl_loc, op, f"{op} is not structured in torch {_torch_version()}: there is no meta "
+                         "function whose outputs the body could take",
+                         "remove `impl:` and register the whole kernel in the file")
     if len(problems.items) != before or policy is None:
         return None
-    return HandwrittenEntry(op, policy, file, Location(shown, entry.line))
+    return HandwrittenEntry(op, policy, file, Location(shown, entry.line), impl)
+
+
+def _check_impls(handwritten: dict[str, HandwrittenEntry], schemas: ATenSchemas, problems: Problems) -> None:
+    """One body serves one structured group (its functional, in-place and out= overloads),
+    and is defined in one file."""
+    first: dict[str, HandwrittenEntry] = {}
+    for entry in sorted(handwritten.values(), key=lambda e: e.loc):
+        if entry.impl is None:
+            continue
+        seen = first.setdefault(entry.impl, entry)
+        if seen is entry:
+            continue
+        group, seen_group = schemas.get(entry.op).structured, schemas.get(seen.op).structured
+        if group.meta_class != seen_group.meta_class:
+            problems.add(entry.loc, entry.op, f"impl {entry.impl} is also the body of {seen.op} ({seen.loc}), whose "
+                         f"meta function is {seen_group.meta_class}, not {group.meta_class}",
+                         "give each structured group its own body")
+        elif entry.file != seen.file:
+            problems.add(entry.loc, entry.op, f"impl {entry.impl} is defined in {seen.file} ({seen.loc})",
+                         f"write `file: {seen.file}`")
 
 
 def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Problems | None = None) -> Registry:
@@ -663,6 +705,7 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
                              "remove one of the two entries: an op has one kernel")
             else:
                 handwritten[parsed.op] = parsed
+    _check_impls(handwritten, schemas, problems)
 
     if raise_here:
         problems.raise_if_any()

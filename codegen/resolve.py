@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from codegen.errors import Problems
 from codegen.exprs import ExprError, Scope, render_launch_arg, render_rule, render_when
-from codegen.model import DeviceCheck, Guard, Launch, OpEntry, OutputRule, Registry
+from codegen.model import DeviceCheck, DevicePolicy, Guard, HandwrittenEntry, Launch, OpEntry, OutputRule, Registry
 from codegen.schemas import ATenSchemas, OpSchema
 from codegen.shapes import SHAPES
 
@@ -25,6 +25,16 @@ class OutputView:
     size: str
     dtype: str | None  # None: an out= argument (resized, dtype kept)
     when: str | None  # allocated only when this holds
+
+
+@dataclass(frozen=True)
+class StructuredView:
+    """A structured op's wrapper: ATen's meta class, how it is built, its outputs."""
+
+    op_class: str  # flagos::StructuredOut<at::meta::structured_add_Tensor, 1>
+    op_args: str  # the constructor's arguments: the launch device, the out= arguments or self
+    meta_args: str
+    outputs: tuple[str, ...]  # functional: names bound to op.outputs[i]; else empty
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,9 @@ class KernelView:
     entry_points: tuple[str, ...]
     yaml_loc: str
     outputs: tuple[OutputView, ...] = ()  # shape general
-    result: str = "out"  # what the wrapper returns (shape general)
+    result: str = "out"  # what the wrapper returns (shape general, structured)
+    structured: StructuredView | None = None
+    impl_call: str | None = None  # a handwritten structured op: the call of its body
 
 
 def wrapper_name(op: str) -> str:
@@ -69,8 +81,7 @@ def guard_sources(entry_guard: Guard, guard_arg: str | None, schema: OpSchema) -
     return ()
 
 
-def _guard_comment(entry: OpEntry, sources: tuple[str, ...], schema: OpSchema) -> str:
-    policy = entry.policy
+def _guard_comment(policy: DevicePolicy, sources: tuple[str, ...], schema: OpSchema) -> str:
     if policy.guard is Guard.FIRST_TENSOR:
         return f"guard first-tensor: the first flagos tensor among {', '.join(sources)}"
     if policy.guard is Guard.EXPLICIT_ARG:
@@ -112,7 +123,11 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
     if general and schema.out_args and len(rules) == 1 and len(schema.out_args) == 1 and rules[0].name == "out":
         rules = (OutputRule(rules[0].size, rules[0].dtype, rules[0].loc, rules[0].size_loc, rules[0].dtype_loc,
                             schema.out_args[0]),)
-    if general:
+    group = schema.structured
+    if group is not None:
+        scope = Scope(schema, allocated_out=group.kind == "functional", outputs=group.outputs)
+        general = False
+    elif general:
         allocated = not schema.out_args
         scope = Scope(schema, allocated_out=allocated, outputs=tuple(r.name for r in rules))
     else:
@@ -156,8 +171,13 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
                 out_size = cpp
             else:
                 out_dtype = cpp
-    if shape.output == "out":
+    if shape.output == "out" and group is None:
         includes.add("ATen/native/Resize.h")
+    structured = None
+    result = _result(outputs)
+    if group is not None:
+        includes.add(group.meta_header)
+        structured, result = _structured_view(group)
 
     launch = _launch_args(entry.launch, scope, registry, includes, problems, entry.op, "launch")
     wrapped_launch = None
@@ -168,13 +188,8 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         return None
 
     policy = entry.policy
-    sources = guard_sources(policy.guard, policy.guard_arg, schema)
-    device_expr = f"flagos::launch_device_of({', '.join(sources)})" if sources else "flagos::no_launch_device()"
-
+    sources, device_expr, check_list = _policy_fragments(policy, schema)
     tensor_args = [a for a in schema.arguments if a.is_tensor_like]
-    check_list = None
-    if policy.device_check is DeviceCheck.SAME_DEVICE and tensor_args:
-        check_list = "{" + ", ".join(f'{{"{a.name}", {_checked(a, schema)}}}' for a in tensor_args) + "}"
 
     # ACLNN reads device memory only. A CPU 0-dim operand that the device
     # check allows (a number) either launches a scalar entry point
@@ -199,7 +214,7 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         op=entry.op,
         schema=schema.schema,
         shape=entry.shape,
-        template=shape.template,
+        template="structured.cpp.j2" if structured is not None else shape.template,
         wrapper=wrapper_name(entry.op),
         declaration=schema.declaration(wrapper_name(entry.op)),
         guard=policy.guard.value,
@@ -207,7 +222,7 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         guard_sources=sources,
         device_check=policy.device_check.value,
         reason=policy.reason,
-        guard_comment=_guard_comment(entry, sources, schema),
+        guard_comment=_guard_comment(policy, sources, schema),
         device_expr=device_expr,
         check_list=check_list,
         cpu_operands=cpu_operands,
@@ -221,8 +236,61 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         entry_points=entry_points,
         yaml_loc=str(entry.loc),
         outputs=tuple(outputs),
-        result=_result(outputs),
+        result=result,
+        structured=structured,
     )
+
+
+def _structured_view(group) -> tuple[StructuredView, str]:
+    """The meta class a structured wrapper builds, and what the wrapper returns."""
+    count = len(group.outputs)
+    if group.kind == "functional":
+        view = StructuredView(f"flagos::StructuredFunctional<{group.meta_class}, {count}>", "launch_device",
+                              ", ".join(group.meta_args), group.outputs)
+        moved = [f"std::move({name})" for name in group.outputs]
+        return view, moved[0] if count == 1 else "{" + ", ".join(moved) + "}"
+    if group.kind == "inplace":
+        return StructuredView(f"flagos::StructuredInplace<{group.meta_class}>", "self",
+                              ", ".join(group.meta_args), ()), "self"
+    view = StructuredView(f"flagos::StructuredOut<{group.meta_class}, {count}>", ", ".join(group.outputs),
+                          ", ".join(group.meta_args), ())
+    return view, group.outputs[0] if count == 1 else "{" + ", ".join(group.outputs) + "}"
+
+
+def _policy_fragments(policy: DevicePolicy, schema: OpSchema) -> tuple[tuple[str, ...], str, str | None]:
+    """The guard's sources, the LaunchDevice expression and the same-device check's list."""
+    sources = guard_sources(policy.guard, policy.guard_arg, schema)
+    device_expr = f"flagos::launch_device_of({', '.join(sources)})" if sources else "flagos::no_launch_device()"
+    tensor_args = [a for a in schema.arguments if a.is_tensor_like]
+    check_list = None
+    if policy.device_check is DeviceCheck.SAME_DEVICE and tensor_args:
+        check_list = "{" + ", ".join(f'{{"{a.name}", {_checked(a, schema)}}}' for a in tensor_args) + "}"
+    return sources, device_expr, check_list
+
+
+def resolve_impl(entry: HandwrittenEntry, schema: OpSchema) -> KernelView:
+    """The wrapper of a handwritten structured op: the boundary of a generated one (device
+    check, guard, ATen's meta function, outputs), then a call of its body
+    flagos::impl::<name>(launch device, meta()'s arguments, outputs)."""
+    group = schema.structured
+    assert entry.impl is not None and group is not None  # checked by the registry
+    sources, device_expr, check_list = _policy_fragments(entry.policy, schema)
+    structured, result = _structured_view(group)
+    outputs = group.outputs if group.kind != "functional" else tuple(f"op.outputs[{i}]" for i in range(len(group.outputs)))
+    call = f"flagos::impl::{entry.impl}(launch_device, {', '.join(group.meta_args + outputs)})"
+    structured = StructuredView(structured.op_class, structured.op_args, structured.meta_args, ())
+    if group.kind == "functional":
+        moved = [f"std::move(op.outputs[{i}])" for i in range(len(group.outputs))]
+        result = moved[0] if len(moved) == 1 else "{" + ", ".join(moved) + "}"
+    return KernelView(
+        op=entry.op, schema=schema.schema, shape="impl", template="structured.cpp.j2",
+        wrapper=wrapper_name(entry.op), declaration=schema.declaration(wrapper_name(entry.op)),
+        guard=entry.policy.guard.value, guard_arg=entry.policy.guard_arg, guard_sources=sources,
+        device_check=entry.policy.device_check.value, reason=entry.policy.reason,
+        guard_comment=_guard_comment(entry.policy, sources, schema), device_expr=device_expr,
+        check_list=check_list, cpu_operands=(), moved_call=None, out_size=None, out_dtype=None, launch="",
+        wrapped_arg=None, wrapped_launch=None, includes=(group.meta_header,), entry_points=(),
+        yaml_loc=str(entry.loc), result=result, structured=structured, impl_call=call)
 
 
 def _result(outputs: list[OutputView]) -> str:
@@ -242,5 +310,8 @@ def resolve_all(registry: Registry, schemas: ATenSchemas, problems: Problems | N
         kernel = resolve_kernel(entry, schema, registry, problems)
         if kernel is not None:
             kernels.append(kernel)
+    for handwritten in registry.handwritten:
+        if handwritten.impl is not None:
+            kernels.append(resolve_impl(handwritten, schemas.get(handwritten.op)))
     problems.raise_if_any()
     return kernels

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 import torchgen
 import yaml
 from torchgen import local
+from torchgen.api import meta as meta_api
+from torchgen.api import structured as structured_api
+from torchgen.api.translate import translate
 from torchgen.api.types import DispatcherSignature
 from torchgen.model import Location as TorchgenLocation
-from torchgen.model import NativeFunction
+from torchgen.model import NativeFunction, NativeFunctionsGroup, SchemaKind
 
 NATIVE_DIR = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
 NATIVE_FUNCTIONS = os.path.join(NATIVE_DIR, "native_functions.yaml")
@@ -74,6 +77,20 @@ class Argument:
 
 
 @dataclass(frozen=True)
+class StructuredGroup:
+    """An overload that is structured in the installed torch: ATen's meta function
+    (`at::meta::structured_<name>`) checks its arguments and computes its outputs."""
+
+    meta_class: str  # at::meta::structured_add_Tensor
+    meta_header: str  # ATen/ops/add_meta.h
+    meta_args: tuple[str, ...]  # the C++ arguments of meta(...), from the wrapper's own
+    kind: str  # "functional", "inplace" or "out"
+    outputs: tuple[str, ...]  # the outputs' C++ names: `out` or the return names, `self`, the out= arguments
+    meta_params: tuple[str, ...] = ()  # meta()'s parameter declarations ("const at::Tensor & self")
+    group_outputs: tuple[str, ...] = ()  # the out= overload's out arguments: a body's output parameters
+
+
+@dataclass(frozen=True)
 class OpSchema:
     name: str
     schema: str  # the schema line of native_functions.yaml
@@ -87,6 +104,7 @@ class OpSchema:
     uses_ilistref: bool
     has_tensor_options: bool
     inplace: bool
+    structured: StructuredGroup | None = None
 
     def argument(self, name: str) -> Argument | None:
         for arg in self.arguments:
@@ -120,6 +138,7 @@ class ATenSchemas:
             func = entry["func"]
             self._raw[func[: func.index("(")]] = entry
         self._parsed: dict[str, OpSchema] = {}
+        self._delegates: dict[str, list[str]] | None = None  # structured out= op -> its other overloads
 
     def names(self) -> list[str]:
         return sorted(self._raw)
@@ -146,15 +165,69 @@ class ATenSchemas:
             self._parsed[name] = self._parse(name, self._raw[name])
         return self._parsed[name]
 
+    def _function(self, name: str) -> NativeFunction:
+        function, _ = NativeFunction.from_yaml(self._raw[name], TorchgenLocation(NATIVE_FUNCTIONS, 0), self._tags)
+        return function
+
+    def _group(self, function: NativeFunction) -> NativeFunctionsGroup | None:
+        """The structured group of `function` (its out= overload declares `structured: True`;
+        the functional and in-place ones delegate to it), or None."""
+        if function.structured:
+            out_name = str(function.func.name)
+        elif function.structured_delegate is not None:
+            out_name = str(function.structured_delegate)
+        else:
+            return None
+        if self._delegates is None:
+            self._delegates = {}
+            for key, raw in self._raw.items():
+                if raw.get("structured_delegate"):
+                    self._delegates.setdefault(raw["structured_delegate"], []).append(key)
+        members = [self._function(out_name)] + [self._function(n) for n in self._delegates.get(out_name, [])]
+        by_kind = {f.func.kind(): f for f in members if f.func.kind() in
+                   (SchemaKind.functional, SchemaKind.inplace, SchemaKind.out)}
+        return NativeFunctionsGroup.from_dict(by_kind)
+
+    def _structured(self, function: NativeFunction, signature: DispatcherSignature) -> StructuredGroup | None:
+        group = self._group(function)
+        if group is None:
+            return None
+        func = function.func
+        kind = func.kind()
+        if kind is SchemaKind.out:
+            outputs = tuple(a.name for a in func.arguments.out)
+        elif kind is SchemaKind.inplace:
+            outputs = ("self",)
+        elif len(func.returns) == 1:
+            outputs = ("out",)
+        else:
+            outputs = tuple(r.name or f"out{i}" for i, r in enumerate(func.returns))
+        name = meta_api.name(group)
+        # torchgen's translate: the wrapper's arguments -> what meta() takes
+        # (SymInt lists become int lists, as in torchgen's own wrappers).
+        goals = structured_api.meta_arguments(group)
+        meta_args = tuple(e.expr for e in translate(signature.arguments(), goals, method=False))
+        return StructuredGroup(
+            meta_class=f"at::meta::structured_{name}",
+            meta_header=f"ATen/ops/{group.functional.root_name}_meta.h",
+            meta_args=meta_args,
+            kind=kind.name,
+            outputs=outputs,
+            meta_params=tuple(b.decl() for b in goals),
+            group_outputs=tuple(a.name for a in group.out.func.arguments.out),
+        )
+
     def _parse(self, name: str, entry: dict) -> OpSchema:
-        function, _ = NativeFunction.from_yaml(entry, TorchgenLocation(NATIVE_FUNCTIONS, 0), self._tags)
+        function = self._function(name)
         func = function.func
         # As torchgen's own backend registrations do (RegisterDispatchKey).
         with local.parametrize(
             use_const_ref_for_mutable_tensors=function.use_const_ref_for_mutable_tensors,
             use_ilistref_for_tensor_lists=function.part_of_structured_group,
         ):
-            signature = DispatcherSignature.from_schema(func).decl(name="WRAPPER")
+            dispatcher_signature = DispatcherSignature.from_schema(func)
+            signature = dispatcher_signature.decl(name="WRAPPER")
+            structured = self._structured(function, dispatcher_signature)
         args = func.arguments
         out_names = tuple(a.name for a in args.out)
         kwarg_names = {a.name for a in args.flat_kwarg_only}
@@ -182,6 +255,7 @@ class ATenSchemas:
             uses_ilistref=function.part_of_structured_group,
             has_tensor_options=args.tensor_options is not None,
             inplace=func.name.name.inplace,
+            structured=structured,
         )
 
 

@@ -21,6 +21,7 @@
 #include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/impls.h"
 #include "generated/aclnn/aclnnEmbedding.h"
 #include "generated/aclnn/aclnnEmbeddingDenseBackward.h"
 #include "generated/aclnn/aclnnEye.h"
@@ -96,110 +97,6 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
 
 // ---- gather / scatter --------------------------------------------------------
 
-at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/) {
-  check_same_device("gather", {{"self", self}, {"index", flagos_only(index)}});
-  check_index("gather", index);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self);
-  at::Tensor out = empty_on(device, index.sizes(), self.scalar_type());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, on_launch_device(index, device), out);
-  }
-  return out;
-}
-
-at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/,
-                       at::Tensor& out) {
-  check_same_device("gather.out", {{"self", self}, {"index", flagos_only(index)}, {"out", out}});
-  check_index("gather", index);
-  hw::check_out_dtype(out, self.scalar_type());
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self, out);
-  at::native::resize_output(out, index.sizes());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, on_launch_device(index, device), out);
-  }
-  return out;
-}
-
-constexpr int64_t kReplace = 0;
-constexpr int64_t kAdd = 1;
-
-void check_scatter(const char* op, const at::Tensor& self, const at::Tensor& index, const at::Tensor* src) {
-  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected dtype int64 for index");
-  if (src != nullptr) {
-    TORCH_CHECK(self.scalar_type() == src->scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype");
-  }
-}
-
-at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  check_same_device("scatter.src", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
-  check_scatter("scatter", self, index, &src);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self, src);
-  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatter, self, dim, on_launch_device(index, device), src, kReplace, out);
-  }
-  return out;
-}
-
-at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
-  check_same_device("scatter.value", {{"self", self}, {"index", flagos_only(index)}});
-  check_scatter("scatter", self, index, nullptr);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self);
-  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterValue, self, dim, on_launch_device(index, device), value, kReplace, out);
-  }
-  return out;
-}
-
-at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  check_same_device("scatter_.src", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
-  check_scatter("scatter_", self, index, &src);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self);
-  if (self.numel() > 0 && index.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kReplace);
-  }
-  return self;
-}
-
-at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
-  check_same_device("scatter_.value", {{"self", self}, {"index", flagos_only(index)}});
-  check_scatter("scatter_", self, index, nullptr);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self);
-  if (self.numel() > 0 && index.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatterValue, self, dim, on_launch_device(index, device), value, kReplace);
-  }
-  return self;
-}
-
-at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  check_same_device("scatter_add", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
-  check_scatter("scatter_add", self, index, &src);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self, src);
-  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, on_launch_device(index, device), src, out);
-  }
-  return out;
-}
-
-at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  check_same_device("scatter_add_", {{"self", self}, {"index", flagos_only(index)}, {"src", src}});
-  check_scatter("scatter_add_", self, index, &src);
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self);
-  if (self.numel() > 0 && index.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kAdd);
-  }
-  return self;
-}
 
 // ---- masked_fill_ --------------------------------------------------------------
 
@@ -378,14 +275,6 @@ at::Tensor linspace(const at::Scalar& start, const at::Scalar& end, int64_t step
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select", flagos::with_dtype_fallback<"index_select", &index_select>());
   m.impl("index_select.out", flagos::with_dtype_fallback<"index_select.out", &index_select_out>());
-  m.impl("gather", flagos::with_dtype_fallback<"gather", &gather>());
-  m.impl("gather.out", flagos::with_dtype_fallback<"gather.out", &gather_out>());
-  m.impl("scatter.src", flagos::with_dtype_fallback<"scatter.src", &scatter_src>());
-  m.impl("scatter.value", flagos::with_dtype_fallback<"scatter.value", &scatter_value>());
-  m.impl("scatter_.src", flagos::with_dtype_fallback<"scatter_.src", &scatter_src_>());
-  m.impl("scatter_.value", flagos::with_dtype_fallback<"scatter_.value", &scatter_value_>());
-  m.impl("scatter_add", flagos::with_dtype_fallback<"scatter_add", &scatter_add>());
-  m.impl("scatter_add_", flagos::with_dtype_fallback<"scatter_add_", &scatter_add_>());
   m.impl("masked_fill_.Scalar", flagos::with_dtype_fallback<"masked_fill_.Scalar", &masked_fill_scalar_>());
   m.impl("masked_fill_.Tensor", flagos::with_dtype_fallback<"masked_fill_.Tensor", &masked_fill_tensor_>());
   m.impl("embedding", flagos::with_dtype_fallback<"embedding", &embedding>());
@@ -400,3 +289,65 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 }  // namespace
 }  // namespace flagos
+
+// ---- gather / scatter: bodies of the generated wrappers ------------------------
+// ATen's meta functions (gather, scatter.src, scatter.value, scatter_add) have
+// checked the arguments and sized the outputs; an in-place call passes `self`
+// as its output. An index on the CPU can only be a 0-dim one (the device
+// check); it is copied to the launch device.
+
+namespace flagos::impl {
+
+namespace {
+constexpr int64_t kReplace = 0;
+constexpr int64_t kAdd = 1;
+}  // namespace
+
+void gather(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+            bool /*sparse_grad*/, const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
+  }
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, on_launch_device(index, device), out);
+}
+
+void scatter_src(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                 const at::Tensor& src, const at::Tensor& out) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  if (out.is_same(self)) {
+    if (self.numel() > 0 && index.numel() > 0) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kReplace);
+    }
+  } else if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatter, self, dim, on_launch_device(index, device), src, kReplace, out);
+  }
+}
+
+void scatter_value(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                   const at::Scalar& value, const at::Tensor& out) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  if (out.is_same(self)) {
+    if (self.numel() > 0 && index.numel() > 0) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatterValue, self, dim, on_launch_device(index, device), value,
+                            kReplace);
+    }
+  } else if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterValue, self, dim, on_launch_device(index, device), value, kReplace,
+                          out);
+  }
+}
+
+void scatter_add(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                 const at::Tensor& src, const at::Tensor& out) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  if (out.is_same(self)) {
+    if (self.numel() > 0 && index.numel() > 0) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kAdd);
+    }
+  } else if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, on_launch_device(index, device), src, out);
+  }
+}
+
+}  // namespace flagos::impl

@@ -44,13 +44,22 @@ def test_index_select_out_and_strided_self():
     assert_equal(out, x.t().index_select(1, idx))
 
 
-@pytest.mark.parametrize("where", WHERE)
-def test_gather_and_scatter_forms(where):
+def test_gather_and_scatter_take_no_cpu_index():
+    # As on CUDA (torchgen's same-device check): the index must live with self.
+    dx = on_device(torch.randn(3, 4))
+    idx = torch.tensor([[0, 1, 2, 0]])
+    for call in (lambda: torch.gather(dx, 0, idx), lambda: torch.scatter(dx, 0, idx, 2.5),
+                 lambda: dx.clone().scatter_add_(0, idx, dx[:1])):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            call()
+
+
+def test_gather_and_scatter_forms():
     x = torch.randn(3, 4)
     idx = torch.tensor([[0, 1, 2, 0], [2, 2, 1, 0]])
     src = torch.randn(2, 4)
     dx, dsrc = on_device(x, src)
-    i = place(idx, where)
+    i = place(idx, DEVICE)
     gathered = torch.gather(dx, 0, i)
     scattered = torch.scatter(dx, 0, i, dsrc)
     valued = torch.scatter(dx, 0, i, 2.5)
@@ -73,9 +82,10 @@ def test_gather_and_scatter_forms(where):
 def test_gather_backward_runs_on_device():
     x = torch.randn(3, 4, requires_grad=True)
     idx = torch.tensor([[0, 1, 2, 0]])
+    didx = idx.to(DEVICE)
     dx = x.detach().to(DEVICE).requires_grad_()
     torch_fl.sim.reset_stats()
-    torch.gather(dx, 0, idx).sum().backward()
+    torch.gather(dx, 0, didx).sum().backward()
     assert_clean(dx.grad, ops=["aclnnGather", "aclnnInplaceScatter"])  # scatter_add_ into zeros
     torch.gather(x, 0, idx).sum().backward()
     assert_equal(dx.grad, x.grad)
