@@ -24,6 +24,7 @@
 // and Negative keys (their fallback would resolve the bit by copying, i.e.
 // by calling _copy_from again, forever). The copy moves the physical values,
 // then conjugates (or negates) the destination.
+#include <ATen/TensorIterator.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_neg_view.h>
@@ -315,6 +316,31 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   return dst;
 }
 
+// copy_ hands a flagos tensor to _copy_from before it makes its own checks
+// (PrivateUse1 is not one of the devices copy_ runs itself): make them here
+// with the TensorIterator that copy_ builds for the CPU and CUDA, which
+// refuses a destination that overlaps itself (an expanded tensor) or
+// partially overlaps the source (x[1:4] = x[0:3]) and a source that does
+// not broadcast to it. A source that is the destination's exact view is a
+// no-op, as there.
+at::Tensor checked_copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  const bool same_data = dst.is_alias_of(self) && dst.storage_offset() == self.storage_offset() &&
+                         dst.strides().equals(self.strides()) && dst.sizes().equals(self.sizes()) &&
+                         dst.scalar_type() == self.scalar_type() && dst.is_conj() == self.is_conj() &&
+                         dst.is_neg() == self.is_neg();
+  if (same_data) {
+    return dst;
+  }
+  at::TensorIteratorConfig()
+      .add_output(dst)
+      .add_const_input(self)
+      .resize_outputs(false)
+      .check_all_same_dtype(false)
+      .check_all_same_device(false)
+      .build();
+  return copy_from(self, dst, non_blocking);
+}
+
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   at::native::resize_output(dst, self.sizes());
   return copy_from(self, dst, /*non_blocking=*/false);
@@ -323,14 +349,15 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 // conj_physical into `out`: the values, then the imaginary parts negated.
 at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
   check_same_device("conj_physical.out", {{"self", self}, {"out", out}});
-  at::native::resize_output(out, self.sizes());
+  // The CPU's checks (TensorIterator's unary op: dtype, overlap), and `out` resized.
+  at::TensorIterator::unary_op(out, self);
   copy_from(physical(self), out, /*non_blocking=*/false);
   apply_bits(out, !self.is_conj(), self.is_neg());
   return out;
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from", TORCH_FN(checked_copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
 }
