@@ -344,8 +344,9 @@ FUNCS: dict[str, Func] = {
                     doc="whether an optional tensor is given"),
     "matmul": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::matmul_sizes({0}, {1})",
                    doc="the product's sizes: dot [], mv [n], mm [n, p], bmm [b, n, p]"),
-    "arange": Func(("size",), (("scalar",), ("scalar",), ("scalar",)), "sizes",
-                   "flagos::gen::arange_sizes({0}, {1}, {2})", doc="[ceil((end - start) / step)]"),
+    "arange": Func(("size",), (("scalar",), ("scalar",), ("scalar",), ("dtype",)), "sizes",
+                   "flagos::gen::arange_sizes({0}, {1}, {2}, {3})",
+                   doc="[ceil((end - start) / step)] in the result's dtype, with ATen's checks of the bounds"),
     # ATen's own implementation, called directly: result_type is a composite
     # op, and going through the dispatcher cost every binary op about 0.1 us.
     "result_type": Func(("dtype",), (("tensor", "scalar"), ("tensor", "scalar")), "dtype",

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from codegen import gen_aclnn_header, gen_impls, gen_kernels, gen_support, verify_cann
+from codegen import gen_aclnn_header, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
 from codegen.errors import Problems, RegistryError
 from codegen.file_manager import FileManager
 from codegen.lint import lint_handwritten
@@ -50,6 +50,7 @@ def generate(paths: Paths, schemas: ATenSchemas) -> Generation:
     files.update(gen_aclnn_header.render(registry, env, paths.show(paths.aclnn_yaml)))
     files.update(gen_support.render(env, paths.show(TEMPLATE_DIR)))
     files.update(gen_impls.render(registry, schemas, env, paths.show(paths.handwritten_yaml)))
+    files.update(gen_checks.render(registry, schemas, env, f"{yaml_shown}/ops/*.yaml"))
     files.update(gen_kernels.render(kernels, env, f"{yaml_shown}/ops/*.yaml and {yaml_shown}/aclnn.yaml"))
     code = {k.op: gen_kernels.render_kernel(k, env) for k in kernels}
     shard_files = {k.op: gen_kernels.shard_file(gen_kernels.shard_of(k.op)) for k in kernels}

@@ -158,6 +158,9 @@ class OpEntry:
     loc: Location
     # Shape general: every output, in return order (`out` is then its first).
     outputs: tuple[OutputRule, ...] = ()
+    # An op that is not structured in torch: the function (flagos::check::<name>,
+    # csrc/aten/op_checks.cc) that makes the argument checks of ATen's kernel.
+    check: str | None = None
 
     @property
     def wrapped_arg(self) -> str | None:

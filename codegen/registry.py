@@ -42,7 +42,7 @@ from codegen.schemas import ATenSchemas, OpSchema, aten_schemas
 from codegen.shapes import SHAPES
 from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml_document
 
-OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "guard", "guard_arg", "device_check", "reason")
+OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "check", "guard", "guard_arg", "device_check", "reason")
 OUT_KEYS = ("size", "dtype")
 OUTPUT_KEYS = ("name", "size", "dtype", "when")  # one output of a list (shape general)
 HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file", "impl")
@@ -475,6 +475,15 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
             problems.add(Location(shown, entry.line_of("shape")), op, why,
                          "pick the shape that matches the op (see docs/codegen.md)")
     policy = _policy(entry, schema, op, shown, problems)
+    check = entry.get("check")
+    if "check" in entry:
+        check_loc = Location(shown, entry.line_of("check"))
+        if not isinstance(check, str) or local_name_problem(check) is not None:
+            problems.add(check_loc, op, f"`check: {shown_text(check)}` is not a C++ function name",
+                         "name the check in lower_snake_case, after the op (dot, where)")
+        elif schema is not None and schema.structured is not None:
+            problems.add(check_loc, op, f"{op} is structured in torch {_torch_version()}: its meta function "
+                         f"({schema.structured.meta_class}) checks its arguments", "remove `check:`")
     launch = None
     if "launch" not in entry:
         problems.add(Location(shown, entry.line), op, "no `launch`", "add `launch: aclnnX(arg, ...)`")
@@ -540,7 +549,7 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
     if len(problems.items) != before or schema is None or shape is None or policy is None or launch is None:
         return None
     return OpEntry(op, shape.name, launch, wrapped, out, policy, Location(shown, entry.line),
-                   outputs if shape.name == "general" else ())
+                   outputs if shape.name == "general" else (), check)
 
 
 def _check_general_outputs(entry: LineDict, op: str, schema: OpSchema, outputs: tuple[OutputRule, ...],

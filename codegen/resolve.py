@@ -35,6 +35,7 @@ class StructuredView:
     op_args: str  # the constructor's arguments: the launch device, the out= arguments or self
     meta_args: str
     outputs: tuple[str, ...]  # functional: names bound to op.outputs[i]; else empty
+    written_inputs: str | None = None  # out= and in place: the inputs the outputs must not partially overlap
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class KernelView:
     result: str = "out"  # what the wrapper returns (shape general, structured)
     structured: StructuredView | None = None
     impl_call: str | None = None  # a handwritten structured op: the call of its body
+    written_checks: tuple[str, ...] = ()  # not structured, out= or in place: flagos::check_written calls
+    check_call: str | None = None  # not structured: its argument checks (flagos::check::<name>)
 
 
 def wrapper_name(op: str) -> str:
@@ -177,7 +180,7 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
     result = _result(outputs)
     if group is not None:
         includes.add(group.meta_header)
-        structured, result = _structured_view(group)
+        structured, result = _structured_view(group, schema)
 
     launch = _launch_args(entry.launch, scope, registry, includes, problems, entry.op, "launch")
     wrapped_launch = None
@@ -207,6 +210,14 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
             for a in schema.arguments
         ]
         moved_call = f"{wrapper_name(entry.op)}({', '.join(args)})"
+
+    written_checks: tuple[str, ...] = ()
+    if group is None:
+        written = schema.out_args or (("self",) if schema.inplace else ())
+        written_checks = tuple(f"flagos::check_written({name}, {_written_inputs(schema)})" for name in written)
+    check_call = None
+    if entry.check is not None:
+        check_call = f"flagos::check::{entry.check}({', '.join(a.name for a in schema.arguments)})"
 
     entry_points = tuple(dict.fromkeys(
         [entry.launch.entry] + ([entry.wrapped_number.entry] if entry.wrapped_number else [])))
@@ -238,10 +249,18 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         outputs=tuple(outputs),
         result=result,
         structured=structured,
+        written_checks=written_checks,
+        check_call=check_call,
     )
 
 
-def _structured_view(group) -> tuple[StructuredView, str]:
+def _written_inputs(schema: OpSchema) -> str:
+    """The tensor arguments an out= or in-place op reads, as flagos::check_written takes them."""
+    inputs = [a for a in schema.arguments if a.is_tensor_like and not a.is_out and not a.is_mutable]
+    return "{" + ", ".join(f'{{"{a.name}", {_checked(a, schema)}}}' for a in inputs) + "}"
+
+
+def _structured_view(group, schema: OpSchema) -> tuple[StructuredView, str]:
     """The meta class a structured wrapper builds, and what the wrapper returns."""
     count = len(group.outputs)
     if group.kind == "functional":
@@ -251,9 +270,9 @@ def _structured_view(group) -> tuple[StructuredView, str]:
         return view, moved[0] if count == 1 else "{" + ", ".join(moved) + "}"
     if group.kind == "inplace":
         return StructuredView(f"flagos::StructuredInplace<{group.meta_class}>", "self",
-                              ", ".join(group.meta_args), ()), "self"
+                              ", ".join(group.meta_args), (), _written_inputs(schema)), "self"
     view = StructuredView(f"flagos::StructuredOut<{group.meta_class}, {count}>", ", ".join(group.outputs),
-                          ", ".join(group.meta_args), ())
+                          ", ".join(group.meta_args), (), _written_inputs(schema))
     return view, group.outputs[0] if count == 1 else "{" + ", ".join(group.outputs) + "}"
 
 
@@ -275,10 +294,11 @@ def resolve_impl(entry: HandwrittenEntry, schema: OpSchema) -> KernelView:
     group = schema.structured
     assert entry.impl is not None and group is not None  # checked by the registry
     sources, device_expr, check_list = _policy_fragments(entry.policy, schema)
-    structured, result = _structured_view(group)
+    structured, result = _structured_view(group, schema)
     outputs = group.outputs if group.kind != "functional" else tuple(f"op.outputs[{i}]" for i in range(len(group.outputs)))
     call = f"flagos::impl::{entry.impl}(launch_device, {', '.join(group.meta_args + outputs)})"
-    structured = StructuredView(structured.op_class, structured.op_args, structured.meta_args, ())
+    structured = StructuredView(structured.op_class, structured.op_args, structured.meta_args, (),
+                                structured.written_inputs)
     if group.kind == "functional":
         moved = [f"std::move(op.outputs[{i}])" for i in range(len(group.outputs))]
         result = moved[0] if len(moved) == 1 else "{" + ", ".join(moved) + "}"

@@ -4,9 +4,11 @@
 // `size:` and `dtype:` rules of yaml/ops/*.yaml, see docs/codegen.md).
 #pragma once
 
+#include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/RangeUtils.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/Scalar.h>
@@ -156,16 +158,15 @@ inline std::vector<int64_t> matmul_sizes(const at::Tensor& a, const at::Tensor& 
   return {a.size(0), a.size(1), b.size(2)};
 }
 
-// [ceil((end - start) / step)], with ATen's checks of the bounds.
-inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step) {
-  const double first = start.to<double>();
-  const double last = end.to<double>();
-  const double increment = step.to<double>();
-  TORCH_CHECK(increment != 0, "step must be nonzero");
-  TORCH_CHECK(std::isfinite(first) && std::isfinite(last), "unsupported range: ", first, " -> ", last);
-  TORCH_CHECK((increment > 0 && last >= first) || (increment < 0 && last <= first),
-              "upper bound and larger bound inconsistent with step sign");
-  return {static_cast<int64_t>(std::ceil((last - first) / increment))};
+// [ceil((end - start) / step)] in the result's dtype: ATen's own rule and
+// checks of the bounds (at::native::compute_arange_size, as arange_out).
+inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
+                                         at::ScalarType dtype) {
+  int64_t size = 0;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "arange", [&] {
+    size = at::native::compute_arange_size<scalar_t>(start, end, step);
+  });
+  return {size};
 }
 
 // ---- launch arguments ----------------------------------------------------

@@ -43,6 +43,7 @@
 #include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "generated/kernel_support.h"
+#include "generated/op_checks.h"
 #include "runtime/launch.h"
 #include "runtime/structured.h"
 #include "generated/aclnn/aclnnAddcmul.h"
@@ -126,7 +127,7 @@ at::Tensor wrapper_arange(const at::Scalar & end, ::std::optional<at::ScalarType
   const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
-  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1})), dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))));
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}), dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1})))), dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}), out);
   return out;
 }
@@ -158,6 +159,7 @@ at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other
   }
   flagos::StructuredOut<at::meta::structured_atan2, 1> op(out);
   op.meta(self, other);
+  op.check_written({{"self", self}, {"other", other}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, out);
   return out;
 }
@@ -175,6 +177,7 @@ at::Tensor & wrapper_bitwise_not_out(const at::Tensor & self, at::Tensor & out) 
   }
   flagos::StructuredOut<at::meta::structured_bitwise_not, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseNot, self, out);
   return out;
 }
@@ -215,6 +218,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
   }
   flagos::StructuredOut<at::meta::structured_bitwise_xor_Tensor, 1> op(out);
   op.meta(self, other);
+  op.check_written({{"self", self}, {"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -269,6 +273,7 @@ at::Tensor & wrapper_erfc_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_erfc, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, out);
   return out;
 }
@@ -282,6 +287,7 @@ at::Tensor & wrapper_exp_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_exp> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, self);
   return self;
 }
@@ -295,6 +301,7 @@ at::Tensor & wrapper_expm1_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_expm1> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, self);
   return self;
 }
@@ -376,6 +383,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   }
   flagos::StructuredInplace<at::meta::structured_lerp_Tensor> op(self);
   op.meta(self, end, weight);
+  op.check_written({{"end", end}, {"weight", weight}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerp, self, end, weight, self);
   return self;
 }
@@ -402,6 +410,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   flagos::check_same_device("native_group_norm", {{"input", input}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::check::group_norm(input, weight, bias, N, C, HxW, group, eps);
   if (flagos::gen::any_cpu_scalar(input)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_native_group_norm(flagos::gen::on_launch_device(input, launch_device), weight, bias, N, C, HxW, group, eps);
@@ -420,6 +429,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   flagos::check_same_device("native_layer_norm", {{"input", input}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
   const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::check::layer_norm(input, normalized_shape, weight, bias, eps);
   if (flagos::gen::any_cpu_scalar(input)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_native_layer_norm(flagos::gen::on_launch_device(input, launch_device), normalized_shape, weight, bias, eps);
@@ -440,6 +450,7 @@ at::Tensor & wrapper_neg_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_neg> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, self);
   return self;
 }
@@ -485,6 +496,7 @@ at::Tensor & wrapper_pow__Tensor(at::Tensor & self, const at::Tensor & exponent)
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_pow_Tensor_Tensor> op(self);
   op.meta(self, exponent);
+  op.check_written({{"exponent", exponent}});
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), self);
@@ -507,6 +519,7 @@ at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_reciprocal, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnReciprocal, self, out);
   return out;
 }
@@ -524,6 +537,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
   }
   flagos::StructuredOut<at::meta::structured_remainder_Tensor, 1> op(out);
   op.meta(self, other);
+  op.check_written({{"self", self}, {"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -556,6 +570,7 @@ at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_rsqrt> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRsqrt, self, self);
   return self;
 }
@@ -586,6 +601,7 @@ at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_sigmoid, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoid, self, out);
   return out;
 }
@@ -617,6 +633,7 @@ at::Tensor & wrapper_sign_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_sign, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSign, self, out);
   return out;
 }
@@ -630,6 +647,7 @@ at::Tensor & wrapper_sign_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_sign> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSign, self, self);
   return self;
 }
@@ -647,6 +665,7 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_silu, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSilu, self, out);
   return out;
 }
@@ -678,6 +697,7 @@ at::Tensor & wrapper_sinh_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_sinh, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSinh, self, out);
   return out;
 }
@@ -705,6 +725,7 @@ at::Tensor & wrapper_tan_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_tan> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTan, self, self);
   return self;
 }

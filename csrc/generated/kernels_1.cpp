@@ -52,6 +52,7 @@
 #include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "generated/kernel_support.h"
+#include "generated/op_checks.h"
 #include "runtime/launch.h"
 #include "runtime/structured.h"
 #include "generated/aclnn/aclnnAddcmul.h"
@@ -147,6 +148,7 @@ at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & ten
   }
   flagos::StructuredOut<at::meta::structured_addcmul, 1> op(out);
   op.meta(self, tensor1, tensor2, value);
+  op.check_written({{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcmul, self, tensor1, tensor2, value, out);
   return out;
 }
@@ -218,6 +220,7 @@ at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::T
   }
   flagos::StructuredOut<at::meta::structured_bitwise_and_Tensor, 1> op(out);
   op.meta(self, other);
+  op.check_written({{"self", self}, {"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -240,6 +243,7 @@ at::Tensor & wrapper_bitwise_or_Tensor_out(const at::Tensor & self, const at::Te
   }
   flagos::StructuredOut<at::meta::structured_bitwise_or_Tensor, 1> op(out);
   op.meta(self, other);
+  op.check_written({{"self", self}, {"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
@@ -258,6 +262,7 @@ at::Tensor & wrapper_bitwise_xor__Tensor(at::Tensor & self, const at::Tensor & o
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_bitwise_xor_Tensor> op(self);
   op.meta(self, other);
+  op.check_written({{"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), self);
@@ -280,6 +285,7 @@ at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_ceil, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, out);
   return out;
 }
@@ -297,6 +303,7 @@ at::Tensor & wrapper_clamp_max_Tensor_out(const at::Tensor & self, const at::Ten
   }
   flagos::StructuredOut<at::meta::structured_clamp_max_Tensor, 1> op(out);
   op.meta(self, max);
+  op.check_written({{"self", self}, {"max", max}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, out);
   return out;
 }
@@ -314,6 +321,7 @@ at::Tensor & wrapper_clamp_min__Tensor(at::Tensor & self, const at::Tensor & min
   }
   flagos::StructuredInplace<at::meta::structured_clamp_min_Tensor> op(self);
   op.meta(self, min);
+  op.check_written({{"min", min}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, self);
   return self;
 }
@@ -369,6 +377,7 @@ at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_div_Tensor> op(self);
   op.meta(self, other);
+  op.check_written({{"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceDivs, self, flagos::gen::wrapped_value(other));
@@ -387,6 +396,7 @@ at::Tensor & wrapper_erf_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_erf> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErf, self, self);
   return self;
 }
@@ -414,6 +424,7 @@ at::Tensor & wrapper_exp2_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_exp2> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp2, self, self);
   return self;
 }
@@ -431,6 +442,7 @@ at::Tensor & wrapper_expm1_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_expm1, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, out);
   return out;
 }
@@ -462,6 +474,7 @@ at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_log, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog, self, out);
   return out;
 }
@@ -489,6 +502,7 @@ at::Tensor & wrapper_log10_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_log10> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog10, self, self);
   return self;
 }
@@ -506,6 +520,7 @@ at::Tensor & wrapper_log2_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_log2, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog2, self, out);
   return out;
 }
@@ -517,6 +532,8 @@ at::Tensor & wrapper_logical_xor_out(const at::Tensor & self, const at::Tensor &
   flagos::check_same_device("logical_xor.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::check_written(out, {{"self", self}, {"other", other}});
+  flagos::check::logical_binary(self, other, out);
   if (flagos::gen::any_cpu_scalar(self, other)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_xor_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
@@ -539,6 +556,7 @@ at::Tensor & wrapper_logical_xor_out(const at::Tensor & self, const at::Tensor &
   }
   flagos::StructuredOut<at::meta::structured_max_dim, 2> op(max, max_values);
   op.meta(self, dim, keepdim);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxDim, self, dim, keepdim, max, max_values);
   return {max, max_values};
 }
@@ -585,6 +603,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_mul_Tensor> op(self);
   op.meta(self, other);
+  op.check_written({{"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMuls, self, flagos::gen::wrapped_value(other));
@@ -698,6 +717,7 @@ at::Tensor & wrapper_scatter__src(at::Tensor & self, int64_t dim, const at::Tens
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_scatter_src> op(self);
   op.meta(self, dim, index, src);
+  op.check_written({{"index", index}, {"src", src}});
   flagos::impl::scatter_src(launch_device, self, dim, index, src, self);
   return self;
 }
@@ -769,6 +789,7 @@ at::Tensor & wrapper_tan_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_tan, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTan, self, out);
   return out;
 }
@@ -786,6 +807,7 @@ at::Tensor & wrapper_trunc_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_trunc, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, out);
   return out;
 }

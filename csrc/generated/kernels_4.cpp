@@ -44,6 +44,7 @@
 #include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "generated/kernel_support.h"
+#include "generated/op_checks.h"
 #include "runtime/launch.h"
 #include "runtime/structured.h"
 #include "generated/aclnn/aclnnAcos.h"
@@ -102,6 +103,7 @@ at::Tensor & wrapper_acos_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_acos, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAcos, self, out);
   return out;
 }
@@ -115,6 +117,7 @@ at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, co
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_add_Tensor> op(self);
   op.meta(self, other, alpha);
+  op.check_written({{"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceAdds, self, flagos::gen::wrapped_value(other), alpha);
@@ -155,6 +158,7 @@ at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, con
   }
   flagos::StructuredInplace<at::meta::structured_addcmul> op(self);
   op.meta(self, tensor1, tensor2, value);
+  op.check_written({{"tensor1", tensor1}, {"tensor2", tensor2}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcmul, self, tensor1, tensor2, value, self);
   return self;
 }
@@ -180,7 +184,7 @@ at::Tensor wrapper_arange_start(const at::Scalar & start, const at::Scalar & end
   const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
-  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, at::Scalar(int64_t{1})), dtype.value_or(flagos::gen::arange_type(start, end, at::Scalar(int64_t{1}))));
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, at::Scalar(int64_t{1}), dtype.value_or(flagos::gen::arange_type(start, end, at::Scalar(int64_t{1})))), dtype.value_or(flagos::gen::arange_type(start, end, at::Scalar(int64_t{1}))));
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, at::Scalar(int64_t{1}), out);
   return out;
 }
@@ -212,6 +216,7 @@ at::Tensor & wrapper_asin_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_asin, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAsin, self, out);
   return out;
 }
@@ -225,6 +230,7 @@ at::Tensor & wrapper_bitwise_and__Tensor(at::Tensor & self, const at::Tensor & o
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_bitwise_and_Tensor> op(self);
   op.meta(self, other);
+  op.check_written({{"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), self);
@@ -266,6 +272,7 @@ at::Tensor & wrapper_ceil_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_ceil> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, self);
   return self;
 }
@@ -283,6 +290,7 @@ at::Tensor & wrapper_clamp_max_out(const at::Tensor & self, const at::Scalar & m
   }
   flagos::StructuredOut<at::meta::structured_clamp_max, 1> op(out);
   op.meta(self, max);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMax, self, max, out);
   return out;
 }
@@ -300,6 +308,7 @@ at::Tensor & wrapper_clamp_max__Tensor(at::Tensor & self, const at::Tensor & max
   }
   flagos::StructuredInplace<at::meta::structured_clamp_max_Tensor> op(self);
   op.meta(self, max);
+  op.check_written({{"max", max}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, self);
   return self;
 }
@@ -317,6 +326,7 @@ at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Ten
   }
   flagos::StructuredOut<at::meta::structured_clamp_min_Tensor, 1> op(out);
   op.meta(self, min);
+  op.check_written({{"self", self}, {"min", min}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, out);
   return out;
 }
@@ -330,6 +340,7 @@ at::Tensor & wrapper_cos_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_cos> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCos, self, self);
   return self;
 }
@@ -357,6 +368,7 @@ at::Tensor & wrapper_erfc_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_erfc> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, self);
   return self;
 }
@@ -393,6 +405,7 @@ at::Tensor & wrapper_log1p_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_log1p> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, self);
   return self;
 }
@@ -418,6 +431,8 @@ at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & 
   flagos::check_same_device("logical_or.out", {{"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, other);
   const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::check_written(out, {{"self", self}, {"other", other}});
+  flagos::check::logical_binary(self, other, out);
   if (flagos::gen::any_cpu_scalar(self, other)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_logical_or_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
@@ -477,6 +492,7 @@ at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Sc
   }
   flagos::StructuredOut<at::meta::structured_pow_Tensor_Scalar, 1> op(out);
   op.meta(self, exponent);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, out);
   return out;
 }
@@ -488,6 +504,7 @@ at::Tensor wrapper_relu(const at::Tensor & self) {
   flagos::check_same_device("relu", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::check::relu(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRelu, self, out);
   return out;
@@ -516,6 +533,7 @@ at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_sigmoid> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoid, self, self);
   return self;
 }
@@ -551,6 +569,7 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   }
   flagos::StructuredOut<at::meta::structured_sigmoid_backward, 1> op(grad_input);
   op.meta(grad_output, output);
+  op.check_written({{"grad_output", grad_output}, {"output", output}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoidBackward, grad_output, output, grad_input);
   return grad_input;
 }
@@ -568,6 +587,7 @@ at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_sin, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSin, self, out);
   return out;
 }
@@ -595,6 +615,7 @@ at::Tensor & wrapper_sqrt_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_sqrt> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSqrt, self, self);
   return self;
 }
@@ -612,6 +633,7 @@ at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
   }
   flagos::StructuredOut<at::meta::structured_tanh, 1> op(out);
   op.meta(self);
+  op.check_written({{"self", self}});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, out);
   return out;
 }
@@ -625,6 +647,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_tanh> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, self);
   return self;
 }
@@ -638,6 +661,7 @@ at::Tensor & wrapper_tril_(at::Tensor & self, c10::SymInt diagonal) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_tril> op(self);
   op.meta(self, diagonal.guard_int(__FILE__, __LINE__));
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTril, self, diagonal.expect_int());
   return self;
 }
@@ -665,6 +689,7 @@ at::Tensor & wrapper_triu_(at::Tensor & self, c10::SymInt diagonal) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_triu> op(self);
   op.meta(self, diagonal.guard_int(__FILE__, __LINE__));
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTriu, self, diagonal.expect_int());
   return self;
 }
@@ -678,6 +703,7 @@ at::Tensor & wrapper_trunc_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredInplace<at::meta::structured_trunc> op(self);
   op.meta(self);
+  op.check_written({});
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, self);
   return self;
 }
@@ -689,6 +715,8 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
   flagos::check_same_device("where.self_out", {{"condition", condition}, {"self", self}, {"other", other}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, condition, other);
   const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::check_written(out, {{"condition", condition}, {"self", self}, {"other", other}});
+  flagos::check::where(condition, self, other, out);
   if (flagos::gen::any_cpu_scalar(condition, self, other)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_where_self_out(flagos::gen::on_launch_device(condition, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);

@@ -2,6 +2,7 @@
 #include "runtime/launch.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/util/Exception.h>
 #include <c10/util/hash.h>
@@ -52,6 +53,17 @@ void check_same_device(const char* op, std::initializer_list<DeviceCheckArg> arg
     for (const at::Tensor& tensor : arg.tensors) {
       if (!is_cpu_scalar(tensor)) {
         c10::impl::check_and_update_common_device(common, tensor, op, arg.name);
+      }
+    }
+  }
+}
+
+void check_written(const at::Tensor& written, std::initializer_list<DeviceCheckArg> inputs) {
+  at::assert_no_internal_overlap(written);
+  for (const DeviceCheckArg& input : inputs) {
+    for (const at::Tensor& tensor : input.tensors) {
+      if (tensor.defined() && !tensor.is_same(written)) {
+        at::assert_no_partial_overlap(written, tensor);
       }
     }
   }

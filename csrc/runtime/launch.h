@@ -211,6 +211,15 @@ struct DeviceCheckArg {
 // numbers) are allowed anywhere, as on CUDA.
 void check_same_device(const char* op, std::initializer_list<DeviceCheckArg> args);
 
+// What ATen's kernels refuse of a tensor they write (their TensorIterator,
+// or their impl): one that overlaps itself (an expanded tensor) or that
+// partially overlaps an input (at::assert_no_internal_overlap,
+// at::assert_no_partial_overlap). An input that is the written tensor
+// itself (in place) is fine. Generated wrappers of out= and in-place ops
+// call it; a structured op's TensorIterator meta function makes the same
+// checks itself.
+void check_written(const at::Tensor& written, std::initializer_list<DeviceCheckArg> inputs);
+
 // A CPU 0-dim tensor: a Python number that reached a Tensor overload. It
 // must be passed to ACLNN as an aclScalar, never as a device address.
 inline bool is_cpu_scalar(const at::Tensor& tensor) {

@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <type_traits>
 
 #include "runtime/launch.h"
@@ -110,6 +111,14 @@ class StructuredOut final : public Meta {
   }
   const at::Tensor& maybe_get_output(int64_t index) override { return outputs_[index].get(); }
 
+  // After meta(): the memory-overlap checks of ATen's kernels. A
+  // TensorIterator meta function has made them already.
+  void check_written(std::initializer_list<DeviceCheckArg> inputs) const {
+    if constexpr (!detail::is_tensor_iterator<Meta>) {
+      for (const auto& out : outputs_) flagos::check_written(out.get(), inputs);
+    }
+  }
+
  private:
   void set_output(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
     detail::structured_resize_out(outputs_[index].get(), sizes, strides, options);
@@ -136,6 +145,13 @@ class StructuredInplace final : public Meta {
     set_output(index, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t index) override { return self_; }
+
+  // After meta(): the memory-overlap checks of ATen's kernels, as StructuredOut's.
+  void check_written(std::initializer_list<DeviceCheckArg> inputs) const {
+    if constexpr (!detail::is_tensor_iterator<Meta>) {
+      flagos::check_written(self_, inputs);
+    }
+  }
 
  private:
   void set_output(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {

@@ -147,6 +147,8 @@ def cases_for(entry) -> list[Case]:
         return _elementwise_cases(entry, schema)
     positive = entry.op.split(".")[0].rstrip("_") in ("log", "sqrt", "rsqrt", "div", "pow")
     shape = entry.shape
+    if shape == "inplace" and schema.argument("mat") is not None:  # addmv_: self += mat @ vec
+        return [Case("operands", (_rand(3), _rand(3, 4), _rand(4)))]
     if shape in ("unary", "inplace") and schema.argument("other") is None:
         x = _rand(3, 4, positive=positive)
         return [Case("contiguous", (x,)), Case("non-contiguous", (_rand(4, 3, positive=positive).t(),))]

@@ -1,0 +1,138 @@
+// The argument checks of registry ops that are not structured in torch
+// (`check:` in yaml/ops/*.yaml; declared in generated/op_checks.h). A
+// structured op's wrapper runs ATen's meta function instead. Each check is
+// what ATen's CPU kernel of the op checks before it computes, through
+// ATen's own helpers where ATen has them (TensorIterator's builders for the
+// elementwise ops, at::native::_check_layer_norm_inputs); where ATen keeps a
+// check inside the kernel's source file, it is stated here with the
+// kernel's message, and the comment names that file.
+#include <ATen/TensorIterator.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/TypeProperties.h>
+#include <ATen/native/layer_norm.h>
+#include <c10/core/ScalarType.h>
+
+#include <utility>
+
+#include "generated/op_checks.h"
+
+namespace flagos::check {
+
+namespace {
+// A tensor that may be absent, as ATen's helpers take it.
+const at::Tensor& value_or_undefined(const std::optional<at::Tensor>& tensor) {
+  static const at::Tensor undefined;
+  return tensor.has_value() ? *tensor : undefined;
+}
+}  // namespace
+
+// abs_out (UnaryOps.cpp): a complex input's magnitude goes to a real out=
+// tensor that its real type can be cast to; otherwise TensorIterator's
+// unary op (same dtype, no overlap), which also resizes `out`.
+void abs(const at::Tensor& self, at::Tensor& out) {
+  if (self.is_complex() && !out.is_complex()) {
+    const at::ScalarType real = c10::toRealValueType(self.scalar_type());
+    TORCH_CHECK(c10::canCast(real, out.scalar_type()), "result type ", real,
+                " can't be cast to the desired output type ", out.scalar_type());
+    return;
+  }
+  at::TensorIterator::unary_op(out, self);
+}
+
+// logical_{and,or,xor}_out (BinaryOps.cpp): TensorIterator's comparison op.
+void logical_binary(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  at::TensorIterator::comparison_op(out, self, other);
+}
+
+// logical_not_out (UnaryOps.cpp): any dtype in and out.
+void logical_not(const at::Tensor& self, at::Tensor& out) {
+  at::TensorIteratorConfig().check_all_same_dtype(false).add_output(out).add_const_input(self).build();
+}
+
+// dot_check (Blas.cpp).
+void dot(const at::Tensor& self, const at::Tensor& tensor) {
+  TORCH_CHECK(self.dim() == 1 && tensor.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ",
+              tensor.dim(), "D tensors");
+  TORCH_CHECK(self.scalar_type() == tensor.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
+              self.scalar_type(), " and ", tensor.scalar_type());
+  TORCH_CHECK(self.numel() == tensor.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
+              "] and src [", tensor.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
+              tensor.numel(), " elements respectively");
+}
+
+// relu and relu_ (Activation.cpp).
+void relu(const at::Tensor& self) {
+  TORCH_CHECK(self.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
+}
+void relu(at::Tensor& self) { check::relu(std::as_const(self)); }
+
+// max() and min() over all elements (ReduceAllOps.cpp).
+void max_all(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. "
+              "Specify the reduction dim with the 'dim' argument.");
+}
+void min_all(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. "
+              "Specify the reduction dim with the 'dim' argument.");
+}
+
+// where / where_self_out (TensorCompare.cpp): a bool (or, deprecated, uint8)
+// condition; out= of the promoted type; TensorIterator's broadcast and
+// overlap checks over the four tensors.
+namespace {
+void where_condition(const at::Tensor& condition) {
+  if (condition.scalar_type() == at::kByte) {
+    TORCH_WARN_ONCE("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                    "future version of PyTorch. Use a boolean condition instead.");
+  } else {
+    TORCH_CHECK(condition.scalar_type() == at::kBool,
+                "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+                condition.scalar_type());
+  }
+}
+}  // namespace
+
+void where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  where_condition(condition);
+}
+
+void where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  const at::ScalarType result = at::native::result_type(self, other);
+  TORCH_CHECK(out.scalar_type() == result, "Expected out type to be ", result, " but got ", out.scalar_type());
+  where_condition(condition);
+  at::TensorIteratorConfig()
+      .check_all_same_dtype(false)
+      .allow_cpu_scalars(true)  // a Python number for self or other
+      .add_output(out)
+      .add_const_input(condition)
+      .add_const_input(self)
+      .add_const_input(other)
+      .build();
+}
+
+// layer_norm_cpu (layer_norm.cpp): ATen's own helper.
+void layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+                const std::optional<at::Tensor>& bias, double eps) {
+  at::native::_check_layer_norm_inputs(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), value_or_undefined(weight),
+                                       value_or_undefined(bias));
+}
+
+// native_group_norm's check_group_norm_inputs (group_norm.cpp).
+void group_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight,
+                const std::optional<at::Tensor>& bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group,
+                double eps) {
+  const int64_t channels = C.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK(group > 0, "Expected num groups to be greater than 0, got ", group);
+  TORCH_CHECK(channels % group == 0, "Expected number of channels in input to be divisible by ",
+              "num_groups, but got input of shape ", input.sizes(), " and num_groups=", group);
+  const at::Tensor& gamma = value_or_undefined(weight);
+  const at::Tensor& beta = value_or_undefined(bias);
+  TORCH_CHECK(!gamma.defined() || (gamma.dim() == 1 && gamma.numel() == channels),
+              "Expected weight to be a vector of size equal to the number of ",
+              "channels in input, but got weight of shape ", gamma.sizes(), " and input of shape ", input.sizes());
+  TORCH_CHECK(!beta.defined() || (beta.dim() == 1 && beta.numel() == channels),
+              "Expected bias to be a vector of size equal to the number of ",
+              "channels in input, but got bias of shape ", beta.sizes(), " and input of shape ", input.sizes());
+}
+
+}  // namespace flagos::check
