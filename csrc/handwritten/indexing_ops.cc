@@ -8,6 +8,8 @@
 // tensor on the CPU is copied to the launch device first: ACLNN reads
 // device memory only, so a CPU address is never passed. eye and linspace
 // launch on their `device` argument (explicit-arg).
+#include <ATen/Dispatch_v2.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/WrapDimMinimal.h>
@@ -88,6 +90,10 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   check_same_device("index_select.out", {{"self", self}, {"index", flagos_only(index)}, {"out", out}});
   check_index("index_select", index);
   hw::check_out_dtype(out, self.scalar_type());
+  // As index_select_out_cpu_: `out` shares no memory with itself or the inputs.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const LaunchDevice device = launch_device_of(self, out);
   at::native::resize_output(out, index_select_sizes(self, dim, index));
@@ -108,6 +114,16 @@ void check_mask(const at::Tensor& mask) {
 at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
   check_same_device("masked_fill_.Scalar", {{"self", self}, {"mask", flagos_only(mask)}});
   check_mask(mask);
+  // As masked_fill__cpu: an expanded self is deprecated, not refused; a
+  // mask that partially overlaps self is; the value must fit self's dtype
+  // (Scalar::to's checked conversion, as the CPU kernel converts it).
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    TORCH_WARN("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before performing "
+               "this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar");
+  }
+  at::assert_no_partial_overlap(self, mask);
+  AT_DISPATCH_V2(self.scalar_type(), "masked_fill", AT_WRAP([&] { (void)value.to<scalar_t>(); }), at::kBool,
+                 at::kHalf, at::kBFloat16, at::kComplexHalf, AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX));
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillScalar, self, on_launch_device(mask, device), value);
@@ -124,6 +140,13 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
   }
   check_same_device("masked_fill_.Tensor", {{"self", self}, {"mask", flagos_only(mask)}, {"value", value}});
   check_mask(mask);
+  if (!c10::canCast(value.scalar_type(), self.scalar_type())) {
+    // The CPU and CUDA kernels fill with value.item() converted with a
+    // check: a value that may not fit (a complex value for a real tensor)
+    // is read to make that check.
+    AT_DISPATCH_V2(self.scalar_type(), "masked_fill", AT_WRAP([&] { (void)value.item().to<scalar_t>(); }), at::kBool,
+                   at::kHalf, at::kBFloat16, at::kComplexHalf, AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX));
+  }
   const LaunchDevice device = launch_device_of(self);
   if (self.numel() > 0) {
     const at::Tensor value_typed = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());

@@ -10,6 +10,7 @@
 // reads the count back, launches into a broadcast-sized buffer and shrinks
 // the result to the count.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/util/accumulate.h>
@@ -46,6 +47,10 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   check_same_device("masked_select.out", {{"self", self}, {"mask", mask}, {"out", out}});
   TORCH_CHECK(self.scalar_type() == out.scalar_type(),
               "masked_select(): self and result must have the same scalar type");
+  // As masked_select_out_cpu: `out` shares no memory with itself or the inputs.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
   const at::Tensor selected = masked_select_kernel(self, mask);
   at::native::resize_output(out, selected.sizes());
   out.copy_(selected);

@@ -48,6 +48,7 @@ std::pair<uint64_t, uint64_t> next_seed_offset(const at::Tensor& self, const std
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  check_written(self, {});
   if (self.numel() == 0) {
     return self;
   }
@@ -64,6 +65,7 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  check_written(self, {});
   if (self.is_complex() && !self.is_conj() && self.numel() > 0) {
     // As the CPU (torch.randn(..., dtype=torch.complex64)): each part is
     // normal with std / sqrt(2), so the complex value has variance std^2.
@@ -84,6 +86,7 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
 
 at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> generator) {
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  check_written(self, {});
   if (self.numel() == 0) {
     return self;
   }
@@ -98,6 +101,7 @@ at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p, std::option
     return bernoulli_float_(self, p.item<double>(), generator);
   }
   check_same_device("bernoulli_.Tensor", {{"self", self}, {"p", p}});
+  check_written(self, {{"p", p}});
   if (self.numel() == 0) {
     return self;
   }
@@ -130,6 +134,7 @@ at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> 
                          std::optional<at::Generator> generator) {
   const int64_t end = to.value_or(default_random_to(self.scalar_type()));
   TORCH_CHECK(from < end, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", end);
+  check_written(self, {});
   if (self.numel() == 0) {
     return self;
   }
