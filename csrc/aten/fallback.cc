@@ -2,16 +2,26 @@
 
 #include "aten/dtype_fallback.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_copy_from_and_resize.h>
+#include <ATen/ops/_neg_view.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <map>
 #include <mutex>
 #include <memory>
 #include <optional>
+#include <set>
+#include <utility>
+#include <vector>
 
 namespace flagos {
 namespace {
@@ -94,6 +104,141 @@ void results_to_device(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   }
 }
 
+// ATen's CPU fallback copies each argument to the CPU on its own. Two
+// arguments that share memory on the device (an out= tensor that overlaps
+// an input) no longer do on the CPU, and an expanded out= tensor becomes a
+// dense one: the CPU kernel cannot refuse them as it does on the CPU, and
+// the result is written back into memory its parts share. So when an op
+// writes a tensor that overlaps itself or shares its storage with another
+// argument, every argument goes to the CPU as a view of a copy of its whole
+// storage (one copy per storage): the CPU kernel sees the device's layout.
+bool writes_shared_memory(const c10::FunctionSchema& schema, const torch::jit::Stack& stack) {
+  const size_t num_args = schema.arguments().size();
+  std::vector<std::pair<size_t, at::Tensor>> tensors;  // (argument, tensor) on flagos
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::IValue& value = stack[stack.size() - num_args + i];
+    auto add = [&](const at::Tensor& t) {
+      if (t.defined() && t.is_privateuseone() && t.has_storage()) tensors.emplace_back(i, t);
+    };
+    if (value.isTensor()) {
+      add(value.toTensor());
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorVector()) add(t);
+    }
+  }
+  for (const auto& [index, written] : tensors) {
+    const c10::AliasInfo* alias = schema.arguments()[index].alias_info();
+    if (alias == nullptr || !alias->isWrite()) continue;
+    if (at::has_internal_overlap(written) == at::MemOverlap::Yes) return true;
+    for (const auto& [other_index, other] : tensors) {
+      if (other_index != index && other.storage().is_alias_of(written.storage())) return true;
+    }
+  }
+  return false;
+}
+
+// Runs `op` on the CPU with every flagos argument a view of a CPU copy of
+// its storage (see writes_shared_memory), copies the written storages back
+// and returns the written arguments themselves for the results that alias
+// them; other results stay on the CPU (results_to_device moves them).
+void run_on_cpu_with_shared_memory(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  const size_t base = stack->size() - num_args;
+  // Some of ATen's CPU kernels (avg_pool3d, narrow_copy) write an expanded
+  // out= tensor as if it were dense: each copy gets room behind it for the
+  // densest tensor on it, so such a write stays inside the copy; only the
+  // storage's own bytes go back.
+  std::map<const c10::StorageImpl*, int64_t> room;
+  auto note_room = [&](const at::Tensor& t) {
+    if (!t.defined() || !t.is_privateuseone() || !t.has_storage()) return;
+    int64_t& bytes = room[t.storage().unsafeGetStorageImpl()];
+    bytes = std::max(bytes, static_cast<int64_t>((t.storage_offset() + t.numel()) * t.element_size()));
+  };
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::IValue& value = (*stack)[base + i];
+    if (value.isTensor()) {
+      note_room(value.toTensor());
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorVector()) note_room(t);
+    }
+  }
+  std::map<const c10::StorageImpl*, std::pair<at::Tensor, at::Tensor>> storages;  // -> (device bytes, CPU bytes)
+  auto on_cpu = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined() || !t.is_privateuseone() || !t.has_storage()) return t;
+    auto found = storages.find(t.storage().unsafeGetStorageImpl());
+    if (found == storages.end()) {
+      const int64_t nbytes = static_cast<int64_t>(t.storage().nbytes());
+      at::Tensor device_bytes = at::empty({0}, t.options().dtype(at::kByte)).set_(t.storage(), 0, {nbytes}, {1});
+      const int64_t size = std::max(nbytes, room[t.storage().unsafeGetStorageImpl()]);
+      at::Tensor cpu_bytes = at::zeros({size}, at::TensorOptions().dtype(at::kByte));
+      cpu_bytes.narrow(0, 0, nbytes).copy_(device_bytes);
+      found = storages.emplace(t.storage().unsafeGetStorageImpl(), std::make_pair(device_bytes, cpu_bytes)).first;
+    }
+    at::Tensor view = at::empty({0}, t.options().device(at::kCPU))
+                          .set_(found->second.second.storage(), t.storage_offset(), t.sizes(), t.strides());
+    if (t.is_conj()) view = view.conj();
+    if (t.is_neg()) view = at::_neg_view(view);
+    return view;
+  };
+  std::vector<c10::IValue> originals(stack->begin() + base, stack->end());
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (flagos tensor, its CPU view)
+  for (size_t i = 0; i < num_args; ++i) {
+    c10::IValue& value = (*stack)[base + i];
+    const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
+    const bool writes = alias != nullptr && alias->isWrite();
+    if (value.isTensor()) {
+      const at::Tensor original = value.toTensor();
+      at::Tensor view = on_cpu(original);
+      if (writes && original.defined() && original.is_privateuseone()) written.emplace_back(original, view);
+      value = view;
+    } else if (value.isTensorList()) {
+      std::vector<at::Tensor> list = value.toTensorVector();
+      for (at::Tensor& t : list) {
+        at::Tensor view = on_cpu(t);
+        if (writes && t.defined() && t.is_privateuseone()) written.emplace_back(t, view);
+        t = view;
+      }
+      value = c10::IValue(list);
+    }
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  // Written storages go back whole; a written tensor the op resized (its
+  // view no longer on the copy) is resized and copied on its own.
+  std::set<const c10::StorageImpl*> copied_back;
+  for (const auto& [original, view] : written) {
+    auto found = storages.find(original.storage().unsafeGetStorageImpl());
+    const bool kept = found != storages.end() && view.storage().is_alias_of(found->second.second.storage()) &&
+                      view.sizes().equals(original.sizes());
+    if (!kept) {
+      at::_copy_from_and_resize(view, original);
+    } else if (copied_back.insert(found->first).second) {
+      found->second.first.copy_(found->second.second.narrow(0, 0, found->second.first.numel()));
+    }
+  }
+  const auto& returns = schema.returns();
+  const size_t first_return = stack->size() - returns.size();
+  for (size_t r = 0; r < returns.size(); ++r) {
+    const c10::AliasInfo* alias = returns[r].alias_info();
+    if (alias == nullptr) continue;
+    for (size_t i = 0; i < num_args; ++i) {
+      const c10::AliasInfo* arg_alias = schema.arguments()[i].alias_info();
+      if (arg_alias != nullptr && arg_alias->beforeSets() == alias->beforeSets()) {
+        (*stack)[first_return + r] = originals[i];
+        break;
+      }
+    }
+  }
+}
+
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (writes_shared_memory(op.schema(), *stack)) {
+    run_on_cpu_with_shared_memory(op, stack);
+  } else {
+    at::native::cpu_fallback(op, stack);
+  }
+}
+
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::OperatorName& name = op.schema().operator_name();
   const std::string op_name =
@@ -111,7 +256,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (first) {
     TORCH_WARN("flagos: ", op_name, " has no flagos kernel; it runs on the CPU (warned once per op)");
   }
-  at::native::cpu_fallback(op, stack);
+  run_on_cpu(op, stack);
   results_to_device(op, stack, device);
 }
 
@@ -199,12 +344,12 @@ void dtype_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     const std::optional<c10::OperatorHandle> base = c10::Dispatcher::singleton().findOp(
         c10::OperatorName(name.name.substr(0, name.name.size() - suffix.size()), name.overload_name));
     if (base.has_value()) {
-      at::native::cpu_fallback(*base, stack);
+      run_on_cpu(*base, stack);
       results_to_device(*base, stack, device);
       return;
     }
   }
-  at::native::cpu_fallback(op, stack);
+  run_on_cpu(op, stack);
   results_to_device(op, stack, device);
 }
 
