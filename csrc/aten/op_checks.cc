@@ -60,6 +60,44 @@ void dot(const at::Tensor& self, const at::Tensor& tensor) {
               tensor.numel(), " elements respectively");
 }
 
+// addr and addr_out (LinearAlgebra.cpp): 1-D vectors, a self that expands
+// to their outer product, beta and alpha that fit the result's dtype; out=
+// through the TensorIterator the CPU kernel builds (promotion, the cast to
+// out, overlap), which also resizes `out`.
+namespace {
+void addr_arguments(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2, const at::Scalar& beta,
+                    const at::Scalar& alpha, at::ScalarType result) {
+  TORCH_CHECK(vec1.dim() == 1, "addr: Expected 1-D argument vec1, but got ", vec1.dim(), "-D");
+  TORCH_CHECK(vec2.dim() == 1, "addr: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+  (void)self.expand({vec1.size(0), vec2.size(0)});  // expand's own error when it cannot
+  for (const auto& [scalar, name] : {std::pair<const at::Scalar&, const char*>{beta, "beta"}, {alpha, "alpha"}}) {
+    TORCH_CHECK(!scalar.isBoolean() || result == at::kBool, "Boolean ", name, " only supported for Boolean results.");
+    TORCH_CHECK(at::isFloatingType(result) || at::isComplexType(result) || scalar.isIntegral(true),
+                "For integral input tensors, argument ", name, " must not be a floating point number.");
+  }
+}
+}  // namespace
+
+void addr(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2, const at::Scalar& beta,
+          const at::Scalar& alpha) {
+  addr_arguments(self, vec1, vec2, beta, alpha, at::native::result_type(at::ITensorListRef({self, vec1, vec2})));
+}
+
+void addr(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2, const at::Scalar& beta,
+          const at::Scalar& alpha, at::Tensor& out) {
+  addr_arguments(self, vec1, vec2, beta, alpha, out.scalar_type());
+  at::TensorIteratorConfig()
+      .add_output(out)
+      .add_owned_const_input(self.expand({vec1.size(0), vec2.size(0)}))
+      .add_owned_const_input(vec1.reshape({vec1.size(0), 1}))
+      .add_const_input(vec2)
+      .allow_cpu_scalars(true)
+      .promote_inputs_to_common_dtype(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(true)
+      .build();
+}
+
 // relu and relu_ (Activation.cpp).
 void relu(const at::Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "Boolean inputs not supported for relu");

@@ -17,6 +17,12 @@ namespace flagos::check {
 // abs.out
 void abs(const at::Tensor & self, at::Tensor & out);
 
+// addr
+void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & vec2, const at::Scalar & beta, const at::Scalar & alpha);
+
+// addr.out
+void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & vec2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out);
+
 // dot
 void dot(const at::Tensor & self, const at::Tensor & tensor);
 
