@@ -11,6 +11,12 @@ starts. It
   still tells the runner which test killed it;
 - deselects the node ids listed in FLAGOS_PT_DONE (the tests a previous,
   crashed process already ran), so the runner can resume after a crash;
+- records, with each test, the name of the test function it was made from
+  ("func": test_out for TestCommonCPU::test_out_add_cpu_float32; PyTorch's
+  device-generic instantiation keeps the template's __name__), so the
+  runner can report per test function; and, on flagos, which torch_fl the
+  process imported (a "session" line), so a run against another build
+  (PYTHONPATH) shows what it measured;
 - on flagos, synchronizes every device at the end of each test's call: a
   kernel that fails at run time reports at the next synchronize (as on
   CUDA), so without this its error would surface in whichever later test
@@ -27,6 +33,7 @@ if os.environ.get("FLAGOS_PT_DEVICE") == "flagos":
     import torch_fl  # noqa: F401
 
 _out = None
+_FUNCS = {}  # nodeid -> name of the test function (template) it was made from
 
 
 def _write(record):
@@ -37,7 +44,19 @@ def _write(record):
     _out.flush()
 
 
+def pytest_sessionstart(session):
+    if os.environ.get("FLAGOS_PT_DEVICE") == "flagos":
+        _write({"event": "session", "torch_fl": os.path.dirname(os.path.abspath(torch_fl.__file__))})
+
+
+def _func_name(item):
+    name = getattr(getattr(item, "obj", None), "__name__", None)
+    return name if isinstance(name, str) else item.name.split("[")[0]
+
+
 def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        _FUNCS[item.nodeid] = _func_name(item)
     path = os.environ.get("FLAGOS_PT_DONE")
     if not path or not os.path.exists(path):
         return
@@ -52,7 +71,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_runtest_logstart(nodeid, location):
-    _write({"event": "start", "nodeid": nodeid})
+    _write({"event": "start", "nodeid": nodeid, "func": _FUNCS.get(nodeid)})
 
 
 def _message(report):
@@ -62,6 +81,11 @@ def _message(report):
     if isinstance(report.longrepr, tuple):  # skips: (path, line, reason)
         return str(report.longrepr[2])
     return str(report.longrepr)
+
+
+def _describe(exc):
+    first = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {first[0] if first else ''}"
 
 
 def _root_cause(exc):
@@ -74,8 +98,16 @@ def _root_cause(exc):
         if inner is None:
             break
         exc = inner
-    first = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {first[0] if first else ''}"
+    return _describe(exc)
+
+
+def _unwrapped(exc):
+    """The test's own exception when PyTorch's OpInfo tests re-raised it as
+    Exception("...\n\nCaused by sample input at index N: ...") (their sample
+    tracking; the re-raised one carries _tracked_input), else None."""
+    if getattr(exc, "_tracked_input", None) is not None and exc.__cause__ is not None:
+        return _describe(exc.__cause__)
+    return None
 
 
 import pytest  # noqa: E402
@@ -113,6 +145,9 @@ def pytest_runtest_makereport(item, call):
     if call.excinfo is not None and report.failed:
         try:
             report.flagos_root = _root_cause(call.excinfo.value)[:2000]
+            unwrapped = _unwrapped(call.excinfo.value)
+            if unwrapped:
+                report.flagos_unwrapped = unwrapped[:2000]
         except Exception:  # noqa: BLE001 - a report must never fail
             pass
 
@@ -125,10 +160,14 @@ def pytest_runtest_logreport(report):
         if report.failed and report.when != "call":
             outcome = "error"
         record = {"event": "end", "nodeid": report.nodeid, "outcome": outcome,
-                  "when": report.when, "duration": round(report.duration, 3)}
+                  "when": report.when, "duration": round(report.duration, 3),
+                  "func": _FUNCS.get(report.nodeid)}
         if report.failed or report.skipped:
             record["message"] = _message(report)[:2000]
             root = getattr(report, "flagos_root", None)
             if root:
                 record["root"] = root
+            unwrapped = getattr(report, "flagos_unwrapped", None)
+            if unwrapped:
+                record["unwrapped"] = unwrapped
         _write(record)

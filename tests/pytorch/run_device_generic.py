@@ -2,6 +2,7 @@
 """Run PyTorch's own device-generic tests on the CPU and on flagos, and compare.
 
     python tests/pytorch/run_device_generic.py [DIR] [--files a.py,b.py] [-k EXPR]
+           [--preset NAME] [--by-function]
            [--jobs N] [--device cpu|flagos|both] [--out DIR] [--json PATH]
 
 DIR holds PyTorch's test files (test_view_ops.py, test_shape_ops.py,
@@ -26,6 +27,19 @@ the file.
 The report: per file and in total, the tests that pass on the CPU, how many
 of those pass on flagos, the ratio, the crashes, and the flagos failures of
 CPU-passing tests grouped by cause (exception type and a normalized message).
+--by-function prints the same per test function (the template a test was
+instantiated from: test_out for TestCommonCPU::test_out_add_cpu_float32);
+the JSON summary always has it, under files.<name>.functions.
+
+A preset names a file and a -k selection (PRESETS below), e.g.
+`--preset test-ops-contract`: the four argument and out= contract tests of
+test_ops.py's TestCommon (test_errors, test_out, test_out_warning,
+test_out_integral_dtype), about 2,300 tests per device.
+
+The flagos subprocesses import torch_fl from $PYTHONPATH when it is set
+(ahead of this checkout), so a build elsewhere can be measured:
+PYTHONPATH=/path/to/other/checkout python tests/pytorch/run_device_generic.py ...
+The summary's "torch_fl" lists the folders the flagos processes imported.
 Not collected by the project's pytest run (no test_ prefix).
 """
 
@@ -49,6 +63,20 @@ DEFAULT_FILES = ("test_view_ops.py", "test_shape_ops.py", "test_indexing.py", "t
 DEVICE_ONLY_FOR = {"cpu": "cpu", "flagos": "privateuse1"}
 ENV_FOLDER = "FLAGOS_PYTORCH_TESTS"
 
+# name -> (files, -k selection, what it runs)
+PRESETS = {
+    "test-ops-contract": (
+        ("test_ops.py",),
+        # `-k` matches substrings of the test names: "test_errors" also picks
+        # test_errors_sparse and "test_out" test_out_requires_grad_error, so
+        # those two are excluded by name (no op name in op_db starts with
+        # "sparse" among the test_errors ops, nor with "requires").
+        "TestCommon and (test_errors or test_out) and not test_errors_sparse "
+        "and not test_out_requires_grad_error",
+        "test_ops.py TestCommon: test_errors, test_out, test_out_warning, test_out_integral_dtype",
+    ),
+}
+
 
 def default_folder() -> Path | None:
     """The folder of PyTorch's test files named by $FLAGOS_PYTORCH_TESTS, if set."""
@@ -70,7 +98,10 @@ def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, 
         "FLAGOS_PT_OUTCOMES": str(outcomes_path),
         "FLAGOS_PT_DONE": str(done_path),
         "PYTORCH_TESTING_DEVICE_ONLY_FOR": DEVICE_ONLY_FOR[device],
-        "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]),
+        # The caller's PYTHONPATH comes before this checkout, so that another
+        # checkout's build can be measured with this runner.
+        "PYTHONPATH": os.pathsep.join(
+            [str(HERE)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p] + [str(ROOT)]),
         "PYTHONUNBUFFERED": "1",
     })
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -83,6 +114,8 @@ def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, 
         cmd += ["-k", select]
     results: dict[str, dict] = {}
     crashes: list[dict] = []
+    funcs: dict[str, str] = {}  # nodeid -> test function, from the start lines
+    imported: set[str] = set()  # torch_fl folders the flagos processes imported
     attempts = 0
     started = time.monotonic()
     while True:
@@ -120,6 +153,11 @@ def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, 
                         rec = json.loads(line)
                     except json.JSONDecodeError:
                         continue  # a line cut by the crash
+                    if rec["event"] == "session":
+                        imported.add(rec.get("torch_fl", "?"))
+                        continue
+                    if rec.get("func"):
+                        funcs[rec["nodeid"]] = rec["func"]
                     if rec["event"] == "start":
                         running = rec["nodeid"]
                     elif rec["nodeid"] not in results:
@@ -139,25 +177,36 @@ def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, 
             break
         kind = "stalled" if stalled else f"returncode {rc}"
         results[running] = {"event": "end", "nodeid": running, "outcome": "crashed",
+                            "func": funcs.get(running),
                             "message": f"process died ({kind}): " + "".join(stderr_tail)[-1500:]}
-        crashes.append({"nodeid": running, "returncode": rc, "stalled": stalled,
-                        "stderr": "".join(stderr_tail)[-3000:]})
+        crashes.append({"nodeid": running, "func": funcs.get(running), "returncode": rc,
+                        "stalled": stalled, "stderr": "".join(stderr_tail)[-3000:]})
         log(f"  {name} [{device}]: crash in {running} ({kind}); resuming")
         with open(done_path, "w") as f:
             f.write("\n".join(results) + "\n")
     return {"results": results, "crashes": crashes, "attempts": attempts,
-            "seconds": round(time.monotonic() - started, 1)}
+            "seconds": round(time.monotonic() - started, 1), "torch_fl": sorted(imported)}
 
 
-_DEVICE_IN_NAME = re.compile(r"_(cpu|flagos)(?=_|$|\[)")
+_DEVICE_IN_NAME = re.compile(r"_(cpu|flagos)(?=_|$)")
 _CLASS_SUFFIX = re.compile(r"(CPU|PRIVATEUSE1|FLAGOS)::")
 
 
 def generic_id(nodeid: str) -> str:
-    """test_x.py::TestFooCPU::test_bar_cpu_float32 -> test_x.py::TestFoo::test_bar_DEV_float32."""
+    """test_x.py::TestFooCPU::test_bar_cpu_float32 -> test_x.py::TestFoo::test_bar_DEV_float32.
+
+    The device is the last `_cpu` / `_flagos` token before any pytest
+    parameters: PyTorch puts it after the test and op names and before the
+    dtype (TestCommonCPU::test_out_nn_functional_conv2d_cpu_float32)."""
     cls_and_name = _CLASS_SUFFIX.sub("::", nodeid, count=1)
     head, _, test = cls_and_name.rpartition("::")
-    return head + "::" + _DEVICE_IN_NAME.sub("_DEV", test, count=1)
+    name, bracket, params = test.partition("[")
+    last = None
+    for last in _DEVICE_IN_NAME.finditer(name):
+        pass
+    if last is not None:
+        name = name[: last.start()] + "_DEV" + name[last.end():]
+    return head + "::" + name + bracket + params
 
 
 _CPU_ONLY = re.compile(r"Only runs on cpu")
@@ -169,10 +218,12 @@ _NORMALIZERS = [
 ]
 
 
-def cause_of(message: str, root: str | None = None) -> str:
+def cause_of(message: str, root: str | None = None, unwrapped: str | None = None) -> str:
     """The first line of a failure, with numbers and addresses normalized; the
-    innermost exception when assertEqual wrapped it ("Comparing ...")."""
-    text = (message or "").strip()
+    test's own exception when PyTorch's OpInfo sample tracking re-raised it as
+    `Exception: ...` (`unwrapped`, from the plugin), and the innermost one when
+    assertEqual wrapped it ("Comparing ...")."""
+    text = (unwrapped or message or "").strip()
     if root and (text.startswith("RuntimeError: Comparing") or not text):
         text = root
     lines = [l for l in text.splitlines() if l.strip()]
@@ -181,6 +232,40 @@ def cause_of(message: str, root: str | None = None) -> str:
     for pattern, repl in _NORMALIZERS:
         first = pattern.sub(repl, first)
     return first[:220]
+
+
+def _by_function(cpu_results: dict, fl_results: dict, fl_crashes: list, failing: dict) -> dict:
+    """Per test function (the template a test was made from: test_out, ...):
+    CPU passes, flagos passes of those, crashes, and the causes of the flagos
+    failures of CPU-passing tests (`failing`: generic id -> cause)."""
+    rows: dict[str, dict] = {}
+    fl_by_id = {generic_id(n): r for n, r in fl_results.items()}
+
+    def row(func):
+        return rows.setdefault(func or "?", {"cpu_passed": 0, "flagos_passed_of_cpu_passed": 0,
+                                             "flagos_crashes": 0, "causes": collections.Counter(),
+                                             "examples": {}})
+
+    for n, r in cpu_results.items():
+        if r["outcome"] != "passed":
+            continue
+        gid = generic_id(n)
+        rec = fl_by_id.get(gid)
+        x = row(r.get("func") or (rec or {}).get("func"))
+        x["cpu_passed"] += 1
+        if rec is not None and rec["outcome"] == "passed":
+            x["flagos_passed_of_cpu_passed"] += 1
+        elif gid in failing:
+            x["causes"][failing[gid]] += 1
+            x["examples"].setdefault(failing[gid], rec["nodeid"] if rec else gid)
+    for c in fl_crashes:
+        row(c.get("func") or fl_results.get(c["nodeid"], {}).get("func"))["flagos_crashes"] += 1
+    for x in rows.values():
+        x["ratio"] = round(x["flagos_passed_of_cpu_passed"] / max(1, x["cpu_passed"]), 4)
+        examples = x.pop("examples")
+        x["causes"] = [{"count": k, "cause": c, "example": examples[c]}
+                       for c, k in x["causes"].most_common()]
+    return dict(sorted(rows.items()))
 
 
 def summarize(per_file: dict, files: list[str]) -> dict:
@@ -206,6 +291,7 @@ def summarize(per_file: dict, files: list[str]) -> dict:
         if cpu is not None and fl is not None:
             both = 0
             cpu_only = 0  # @onlyCPU tests: skipped on every other device, CUDA included
+            failing_here: dict[str, str] = {}
             for gid in sorted(cpu_pass):
                 rec = fl_by_id.get(gid)
                 if rec is not None and rec["outcome"] == "passed":
@@ -220,14 +306,16 @@ def summarize(per_file: dict, files: list[str]) -> dict:
                 elif rec["outcome"] == "crashed":
                     key = "CRASH"
                 else:
-                    key = cause_of(rec.get("message", ""), rec.get("root"))
+                    key = cause_of(rec.get("message", ""), rec.get("root"), rec.get("unwrapped"))
                 causes[key] += 1
                 examples.setdefault(key, rec["nodeid"] if rec else gid)
                 failing[gid] = key
+                failing_here[gid] = key
             row["flagos_passed_of_cpu_passed"] = both
             row["ratio"] = round(both / max(1, len(cpu_pass)), 4)
             row["cpu_only"] = cpu_only
             row["ratio_device_generic"] = round(both / max(1, len(cpu_pass) - cpu_only), 4)
+            row["functions"] = _by_function(cpu["results"], fl["results"], fl["crashes"], failing_here)
             tot["cpu_passed"] += len(cpu_pass)
             tot["both"] += both
             tot["cpu_only"] += cpu_only
@@ -275,11 +363,14 @@ def run(folder: Path, files: list[str], devices: list[str], out: Path | None = N
                         continue
                     if rec["event"] == "end":
                         results.setdefault(rec["nodeid"], rec)
-                per_file[(f, d)] = {"results": results, "crashes": [], "attempts": 0, "seconds": 0}
+                per_file[(f, d)] = {"results": results, "crashes": [], "attempts": 0, "seconds": 0,
+                                    "torch_fl": []}
 
     summary = summarize(per_file, files)
     summary["seconds"] = round(time.monotonic() - t0, 1)
     summary["logs"] = str(out_dir)
+    summary["select"] = select
+    summary["torch_fl"] = sorted({p for res in per_file.values() for p in res.get("torch_fl", [])})
     return summary
 
 
@@ -287,8 +378,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", type=Path, nargs="?", default=None,
                     help=f"folder with PyTorch's test files (PyTorch's test/; default: ${ENV_FOLDER})")
-    ap.add_argument("--files", default=",".join(DEFAULT_FILES))
+    ap.add_argument("--files", default=None, help=f"default: {','.join(DEFAULT_FILES)}")
     ap.add_argument("-k", dest="select", default=None, help="pytest -k expression for every file")
+    ap.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                    help="a file and -k selection by name: "
+                         + "; ".join(f"{k}: {v[2]}" for k, v in sorted(PRESETS.items())))
+    ap.add_argument("--by-function", action="store_true",
+                    help="also print the comparison per test function (on with --preset)")
     ap.add_argument("--device", choices=("cpu", "flagos", "both"), default="both")
     ap.add_argument("--jobs", type=int, default=1, help="pytest subprocesses at once (each single-threaded)")
     ap.add_argument("--out", type=Path, default=None, help="per-test logs (default: a temp dir)")
@@ -302,7 +398,14 @@ def main(argv=None) -> int:
         print(f"no folder of PyTorch's test files: pass it, or set {ENV_FOLDER} "
               "(docs/pytorch-tests.md says how to get them)", file=sys.stderr)
         return 2
-    files = [f for f in args.files.split(",") if f]
+    if args.preset:
+        if args.files is not None or args.select is not None:
+            print("--preset names the files and the -k selection; pass neither with it", file=sys.stderr)
+            return 2
+        preset_files, args.select, _ = PRESETS[args.preset]
+        args.files = ",".join(preset_files)
+        args.by_function = True
+    files = [f for f in (args.files or ",".join(DEFAULT_FILES)).split(",") if f]
     missing = [f for f in files if not (folder / f).exists()]
     if missing:
         print(f"missing in {folder}: {', '.join(missing)}", file=sys.stderr)
@@ -321,11 +424,26 @@ def main(argv=None) -> int:
         print(f"{'total':<24} {t['cpu_passed']:>9} {t['flagos_passed_of_cpu_passed']:>12} "
               f"{100 * t['ratio']:>7.2f}% {t['crashes']:>8} {t['cpu_only']:>8} "
               f"{100 * t['ratio_device_generic']:>17.2f}%")
+        if args.by_function:
+            for name, row in summary["files"].items():
+                funcs = row.get("functions", {})
+                print(f"\n{name}, per test function:\n{'function':<40} {'cpu pass':>9} {'flagos pass':>12} "
+                      f"{'ratio':>8} {'crashes':>8}")
+                for func, frow in funcs.items():
+                    print(f"{func:<40} {frow['cpu_passed']:>9} {frow['flagos_passed_of_cpu_passed']:>12} "
+                          f"{100 * frow['ratio']:>7.2f}% {frow['flagos_crashes']:>8}")
+                for func, frow in funcs.items():
+                    if frow["causes"]:
+                        print(f"\n{name} {func}: flagos failures of CPU-passing tests, by cause (top {args.top}):")
+                        for c in frow["causes"][: args.top]:
+                            print(f"{c['count']:>6}  {c['cause']}\n        e.g. {c['example']}")
         print(f"\nflagos failures of CPU-passing tests, by cause (top {args.top}):")
         for c in summary["causes"][: args.top]:
             print(f"{c['count']:>6}  {c['cause']}\n        e.g. {c['example']}")
     for c in summary["crashes"]:
         print(f"CRASH {c['nodeid']} (returncode {c.get('returncode')})")
+    if summary["torch_fl"]:
+        print(f"flagos processes imported torch_fl from: {', '.join(summary['torch_fl'])}")
     print(f"\n{summary['seconds']} s; per-test logs in {summary['logs']}")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
