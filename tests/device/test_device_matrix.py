@@ -43,13 +43,7 @@ NOT_CAUGHT: dict[str, str] = {}
 
 # Samples on which an op is known to differ from the CPU, with the reason: expected
 # to fail (strict: the test reports the fix). (op, case id) -> reason.
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("gather", "opinfo:gather#3"): "an empty uint8 index: the CPU accepts it, flagos raises its index-dtype error",
-    ("gather.out", "opinfo:gather.out#3"): "an empty uint8 index: the CPU accepts it, flagos raises its index-dtype error",
-    ("scatter.src", "opinfo:scatter#3"): "an int32 index: the CPU accepts it, flagos raises 'Expected dtype int64 for index'",
-    ("scatter_.src", "opinfo:scatter.inplace#3"): "an int32 index: the CPU accepts it, flagos raises 'Expected dtype int64 "
-                                                  "for index'",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 OPS = registry_ops()
 CASES = {spec.op: cases_for(spec.op) for spec in OPS}
