@@ -17,6 +17,9 @@
 
 namespace flagos::impl {
 
+// cat, cat.out: ATen's at::meta::structured_cat
+void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
+
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
 
