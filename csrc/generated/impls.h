@@ -20,6 +20,12 @@ namespace flagos::impl {
 // cat, cat.out: ATen's at::meta::structured_cat
 void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
 
+// clamp, clamp.out, clamp_: ATen's at::meta::structured_clamp
+void clamp(const LaunchDevice& device, const at::Tensor & self, at::OptionalScalarRef min, at::OptionalScalarRef max, const at::Tensor & out);
+
+// clamp.Tensor, clamp.Tensor_out, clamp_.Tensor: ATen's at::meta::structured_clamp_Tensor
+void clamp_Tensor(const LaunchDevice& device, const at::Tensor & self, at::OptionalTensorRef min, at::OptionalTensorRef max, const at::Tensor & out);
+
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
 

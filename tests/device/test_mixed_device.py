@@ -278,6 +278,10 @@ CPU_SCALAR_REJECTED: dict[str, str] = {
     "max_pool2d_with_indices.out": "indices",
     "max_pool2d_with_indices_backward.grad_input": "grad_input",
     "avg_pool2d_backward.grad_input": "grad_input",
+    # ATen's meta function builds a TensorIterator that takes no CPU scalar (CUDA raises too)
+    "clamp.Tensor": "max",
+    "clamp.Tensor_out": "max",
+    "clamp_.Tensor": "max",
 }
 
 
