@@ -26,6 +26,9 @@ void clamp(const LaunchDevice& device, const at::Tensor & self, at::OptionalScal
 // clamp.Tensor, clamp.Tensor_out, clamp_.Tensor: ATen's at::meta::structured_clamp_Tensor
 void clamp_Tensor(const LaunchDevice& device, const at::Tensor & self, at::OptionalTensorRef min, at::OptionalTensorRef max, const at::Tensor & out);
 
+// div.Tensor_mode, div.out_mode, div_.Tensor_mode: ATen's at::meta::structured_div_Tensor_mode
+void div_Tensor_mode(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, const at::Tensor & out);
+
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
 
