@@ -32,6 +32,12 @@ void div_Tensor_mode(const LaunchDevice& device, const at::Tensor & self, const 
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
 
+// gelu, gelu.out, gelu_: ATen's at::meta::structured_gelu
+void gelu(const LaunchDevice& device, const at::Tensor & self, c10::string_view approximate, const at::Tensor & out);
+
+// gelu_backward, gelu_backward.grad_input: ATen's at::meta::structured_gelu_backward
+void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, const at::Tensor & grad_input);
+
 // scatter_add, scatter_add_: ATen's at::meta::structured_scatter_add
 void scatter_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
 
