@@ -38,6 +38,9 @@ void gelu(const LaunchDevice& device, const at::Tensor & self, c10::string_view 
 // gelu_backward, gelu_backward.grad_input: ATen's at::meta::structured_gelu_backward
 void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, const at::Tensor & grad_input);
 
+// index.Tensor: ATen's at::meta::structured_index_Tensor
+void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
+
 // scatter_add, scatter_add_: ATen's at::meta::structured_scatter_add
 void scatter_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
 
