@@ -41,6 +41,12 @@ void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, c
 // index.Tensor: ATen's at::meta::structured_index_Tensor
 void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
 
+// nll_loss_backward: ATen's at::meta::structured_nll_loss_backward
+void nll_loss_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & total_weight, const at::Tensor & grad_input);
+
+// nll_loss_forward: ATen's at::meta::structured_nll_loss_forward
+void nll_loss_forward(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & output, const at::Tensor & total_weight);
+
 // scatter_add, scatter_add_: ATen's at::meta::structured_scatter_add
 void scatter_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
 
