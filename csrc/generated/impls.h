@@ -41,6 +41,15 @@ void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, c
 // index.Tensor: ATen's at::meta::structured_index_Tensor
 void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
 
+// isin.Scalar_Tensor, isin.Scalar_Tensor_out: ATen's at::meta::structured_isin_Scalar_Tensor
+void isin_Scalar_Tensor(const LaunchDevice& device, const at::Scalar & element, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
+
+// isin.Tensor_Scalar, isin.Tensor_Scalar_out: ATen's at::meta::structured_isin_Tensor_Scalar
+void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements, const at::Scalar & test_element, bool assume_unique, bool invert, const at::Tensor & out);
+
+// isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
+void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
+
 // nll_loss_backward: ATen's at::meta::structured_nll_loss_backward
 void nll_loss_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & total_weight, const at::Tensor & grad_input);
 
