@@ -50,6 +50,9 @@ void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements,
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
 
+// mse_loss, mse_loss.out: ATen's at::meta::structured_mse_loss
+void mse_loss(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & out);
+
 // nll_loss_backward: ATen's at::meta::structured_nll_loss_backward
 void nll_loss_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & total_weight, const at::Tensor & grad_input);
 
