@@ -17,6 +17,9 @@
 
 namespace flagos::impl {
 
+// bmm, bmm.out: ATen's at::meta::structured_bmm
+void bmm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
+
 // cat, cat.out: ATen's at::meta::structured_cat
 void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
 
@@ -49,6 +52,9 @@ void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements,
 
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
+
+// mm, mm.out: ATen's at::meta::structured_mm
+void mm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
 
 // mse_loss, mse_loss.out: ATen's at::meta::structured_mse_loss
 void mse_loss(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & out);
