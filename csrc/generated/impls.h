@@ -65,6 +65,30 @@ void nll_loss_backward(const LaunchDevice& device, const at::Tensor & grad_outpu
 // nll_loss_forward: ATen's at::meta::structured_nll_loss_forward
 void nll_loss_forward(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & output, const at::Tensor & total_weight);
 
+// reflection_pad1d: ATen's at::meta::structured_reflection_pad1d
+void reflection_pad1d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// reflection_pad1d_backward: ATen's at::meta::structured_reflection_pad1d_backward
+void reflection_pad1d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & grad_input);
+
+// reflection_pad3d: ATen's at::meta::structured_reflection_pad3d
+void reflection_pad3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// reflection_pad3d_backward: ATen's at::meta::structured_reflection_pad3d_backward
+void reflection_pad3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & grad_input);
+
+// replication_pad1d: ATen's at::meta::structured_replication_pad1d
+void replication_pad1d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// replication_pad1d_backward: ATen's at::meta::structured_replication_pad1d_backward
+void replication_pad1d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & grad_input);
+
+// replication_pad2d: ATen's at::meta::structured_replication_pad2d
+void replication_pad2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// replication_pad3d: ATen's at::meta::structured_replication_pad3d
+void replication_pad3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
 // scatter_add, scatter_add_: ATen's at::meta::structured_scatter_add
 void scatter_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
 
