@@ -17,6 +17,12 @@
 
 namespace flagos::impl {
 
+// avg_pool2d, avg_pool2d.out: ATen's at::meta::structured_avg_pool2d
+void avg_pool2d(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & out);
+
+// avg_pool2d_backward, avg_pool2d_backward.grad_input: ATen's at::meta::structured_avg_pool2d_backward
+void avg_pool2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & grad_input);
+
 // bmm, bmm.out: ATen's at::meta::structured_bmm
 void bmm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
 
@@ -52,6 +58,12 @@ void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements,
 
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
+
+// max_pool2d_with_indices, max_pool2d_with_indices.out: ATen's at::meta::structured_max_pool2d_with_indices
+void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & out, const at::Tensor & indices);
+
+// max_pool2d_with_indices_backward, max_pool2d_with_indices_backward.grad_input: ATen's at::meta::structured_max_pool2d_with_indices_backward
+void max_pool2d_with_indices_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, const at::Tensor & grad_input);
 
 // mm, mm.out: ATen's at::meta::structured_mm
 void mm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
