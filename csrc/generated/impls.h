@@ -110,4 +110,10 @@ void scatter_src(const LaunchDevice& device, const at::Tensor & self, int64_t di
 // scatter.value, scatter_.value: ATen's at::meta::structured_scatter_value
 void scatter_value(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, const at::Tensor & out);
 
+// sort.stable, sort.values_stable: ATen's at::meta::structured_sort_stable
+void sort_stable(const LaunchDevice& device, const at::Tensor & self, ::std::optional<bool> stable, int64_t dim, bool descending, const at::Tensor & values, const at::Tensor & indices);
+
+// topk, topk.values: ATen's at::meta::structured_topk
+void topk(const LaunchDevice& device, const at::Tensor & self, int64_t k, int64_t dim, bool largest, bool sorted, const at::Tensor & values, const at::Tensor & indices);
+
 }  // namespace flagos::impl
