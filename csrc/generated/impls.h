@@ -59,6 +59,12 @@ void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements,
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
 
+// isneginf, isneginf.out: ATen's at::meta::structured_isneginf
+void isneginf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
+
+// isposinf, isposinf.out: ATen's at::meta::structured_isposinf
+void isposinf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
+
 // max_pool2d_with_indices, max_pool2d_with_indices.out: ATen's at::meta::structured_max_pool2d_with_indices
 void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & out, const at::Tensor & indices);
 
