@@ -122,4 +122,40 @@ void sort_stable(const LaunchDevice& device, const at::Tensor & self, ::std::opt
 // topk, topk.values: ATen's at::meta::structured_topk
 void topk(const LaunchDevice& device, const at::Tensor & self, int64_t k, int64_t dim, bool largest, bool sorted, const at::Tensor & values, const at::Tensor & indices);
 
+// upsample_bilinear2d: ATen's at::meta::structured_upsample_bilinear2d
+void upsample_bilinear2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_bilinear2d_backward: ATen's at::meta::structured_upsample_bilinear2d_backward
+void upsample_bilinear2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// upsample_nearest2d: ATen's at::meta::structured_upsample_nearest2d
+void upsample_nearest2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_nearest2d_backward: ATen's at::meta::structured_upsample_nearest2d_backward
+void upsample_nearest2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// upsample_nearest3d: ATen's at::meta::structured_upsample_nearest3d
+void upsample_nearest3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_nearest3d_backward: ATen's at::meta::structured_upsample_nearest3d_backward
+void upsample_nearest3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// _upsample_nearest_exact2d: ATen's at::meta::structured__upsample_nearest_exact2d
+void upsample_nearest_exact2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// _upsample_nearest_exact2d_backward: ATen's at::meta::structured__upsample_nearest_exact2d_backward
+void upsample_nearest_exact2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// _upsample_nearest_exact3d: ATen's at::meta::structured__upsample_nearest_exact3d
+void upsample_nearest_exact3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// _upsample_nearest_exact3d_backward: ATen's at::meta::structured__upsample_nearest_exact3d_backward
+void upsample_nearest_exact3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// upsample_trilinear3d: ATen's at::meta::structured_upsample_trilinear3d
+void upsample_trilinear3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_trilinear3d_backward: ATen's at::meta::structured_upsample_trilinear3d_backward
+void upsample_trilinear3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
 }  // namespace flagos::impl
