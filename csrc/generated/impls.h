@@ -17,8 +17,95 @@
 
 namespace flagos::impl {
 
+// avg_pool2d, avg_pool2d.out: ATen's at::meta::structured_avg_pool2d
+void avg_pool2d(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & out);
+
+// avg_pool2d_backward, avg_pool2d_backward.grad_input: ATen's at::meta::structured_avg_pool2d_backward
+void avg_pool2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & grad_input);
+
+// bmm, bmm.out: ATen's at::meta::structured_bmm
+void bmm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
+
+// cat, cat.out: ATen's at::meta::structured_cat
+void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
+
+// clamp, clamp.out, clamp_: ATen's at::meta::structured_clamp
+void clamp(const LaunchDevice& device, const at::Tensor & self, at::OptionalScalarRef min, at::OptionalScalarRef max, const at::Tensor & out);
+
+// clamp.Tensor, clamp.Tensor_out, clamp_.Tensor: ATen's at::meta::structured_clamp_Tensor
+void clamp_Tensor(const LaunchDevice& device, const at::Tensor & self, at::OptionalTensorRef min, at::OptionalTensorRef max, const at::Tensor & out);
+
+// div.Tensor_mode, div.out_mode, div_.Tensor_mode: ATen's at::meta::structured_div_Tensor_mode
+void div_Tensor_mode(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, const at::Tensor & out);
+
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
+
+// gelu, gelu.out, gelu_: ATen's at::meta::structured_gelu
+void gelu(const LaunchDevice& device, const at::Tensor & self, c10::string_view approximate, const at::Tensor & out);
+
+// gelu_backward, gelu_backward.grad_input: ATen's at::meta::structured_gelu_backward
+void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, const at::Tensor & grad_input);
+
+// index.Tensor: ATen's at::meta::structured_index_Tensor
+void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
+
+// isin.Scalar_Tensor, isin.Scalar_Tensor_out: ATen's at::meta::structured_isin_Scalar_Tensor
+void isin_Scalar_Tensor(const LaunchDevice& device, const at::Scalar & element, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
+
+// isin.Tensor_Scalar, isin.Tensor_Scalar_out: ATen's at::meta::structured_isin_Tensor_Scalar
+void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements, const at::Scalar & test_element, bool assume_unique, bool invert, const at::Tensor & out);
+
+// isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
+void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
+
+// isneginf, isneginf.out: ATen's at::meta::structured_isneginf
+void isneginf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
+
+// isposinf, isposinf.out: ATen's at::meta::structured_isposinf
+void isposinf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
+
+// max_pool2d_with_indices, max_pool2d_with_indices.out: ATen's at::meta::structured_max_pool2d_with_indices
+void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & out, const at::Tensor & indices);
+
+// max_pool2d_with_indices_backward, max_pool2d_with_indices_backward.grad_input: ATen's at::meta::structured_max_pool2d_with_indices_backward
+void max_pool2d_with_indices_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, const at::Tensor & grad_input);
+
+// mm, mm.out: ATen's at::meta::structured_mm
+void mm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
+
+// mse_loss, mse_loss.out: ATen's at::meta::structured_mse_loss
+void mse_loss(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & out);
+
+// nll_loss_backward: ATen's at::meta::structured_nll_loss_backward
+void nll_loss_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & total_weight, const at::Tensor & grad_input);
+
+// nll_loss_forward: ATen's at::meta::structured_nll_loss_forward
+void nll_loss_forward(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & output, const at::Tensor & total_weight);
+
+// reflection_pad1d: ATen's at::meta::structured_reflection_pad1d
+void reflection_pad1d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// reflection_pad1d_backward: ATen's at::meta::structured_reflection_pad1d_backward
+void reflection_pad1d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & grad_input);
+
+// reflection_pad3d: ATen's at::meta::structured_reflection_pad3d
+void reflection_pad3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// reflection_pad3d_backward: ATen's at::meta::structured_reflection_pad3d_backward
+void reflection_pad3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & grad_input);
+
+// replication_pad1d: ATen's at::meta::structured_replication_pad1d
+void replication_pad1d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// replication_pad1d_backward: ATen's at::meta::structured_replication_pad1d_backward
+void replication_pad1d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & grad_input);
+
+// replication_pad2d: ATen's at::meta::structured_replication_pad2d
+void replication_pad2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
+
+// replication_pad3d: ATen's at::meta::structured_replication_pad3d
+void replication_pad3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> padding, const at::Tensor & out);
 
 // scatter_add, scatter_add_: ATen's at::meta::structured_scatter_add
 void scatter_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
@@ -28,5 +115,47 @@ void scatter_src(const LaunchDevice& device, const at::Tensor & self, int64_t di
 
 // scatter.value, scatter_.value: ATen's at::meta::structured_scatter_value
 void scatter_value(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, const at::Tensor & out);
+
+// sort.stable, sort.values_stable: ATen's at::meta::structured_sort_stable
+void sort_stable(const LaunchDevice& device, const at::Tensor & self, ::std::optional<bool> stable, int64_t dim, bool descending, const at::Tensor & values, const at::Tensor & indices);
+
+// topk, topk.values: ATen's at::meta::structured_topk
+void topk(const LaunchDevice& device, const at::Tensor & self, int64_t k, int64_t dim, bool largest, bool sorted, const at::Tensor & values, const at::Tensor & indices);
+
+// upsample_bilinear2d: ATen's at::meta::structured_upsample_bilinear2d
+void upsample_bilinear2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_bilinear2d_backward: ATen's at::meta::structured_upsample_bilinear2d_backward
+void upsample_bilinear2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// upsample_nearest2d: ATen's at::meta::structured_upsample_nearest2d
+void upsample_nearest2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_nearest2d_backward: ATen's at::meta::structured_upsample_nearest2d_backward
+void upsample_nearest2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// upsample_nearest3d: ATen's at::meta::structured_upsample_nearest3d
+void upsample_nearest3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_nearest3d_backward: ATen's at::meta::structured_upsample_nearest3d_backward
+void upsample_nearest3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// _upsample_nearest_exact2d: ATen's at::meta::structured__upsample_nearest_exact2d
+void upsample_nearest_exact2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// _upsample_nearest_exact2d_backward: ATen's at::meta::structured__upsample_nearest_exact2d_backward
+void upsample_nearest_exact2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// _upsample_nearest_exact3d: ATen's at::meta::structured__upsample_nearest_exact3d
+void upsample_nearest_exact3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// _upsample_nearest_exact3d_backward: ATen's at::meta::structured__upsample_nearest_exact3d_backward
+void upsample_nearest_exact3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
+// upsample_trilinear3d: ATen's at::meta::structured_upsample_trilinear3d
+void upsample_trilinear3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_trilinear3d_backward: ATen's at::meta::structured_upsample_trilinear3d_backward
+void upsample_trilinear3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
 
 }  // namespace flagos::impl

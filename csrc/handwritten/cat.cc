@@ -1,5 +1,6 @@
 // Joining tensor lists: cat and stack, functional and out= (aclnnCat,
-// aclnnStack).
+// aclnnStack). cat is structured in ATen: this file defines only its body
+// (flagos::impl::cat), the generator writes and registers its wrappers.
 //
 // Device policy: first-tensor (the list's first tensor; `out` for the out=
 // forms); every tensor of the list on that one device. Inputs of different
@@ -15,6 +16,7 @@
 #include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
+#include "generated/impls.h"
 #include "generated/aclnn/aclnnCat.h"
 #include "generated/aclnn/aclnnStack.h"
 
@@ -32,75 +34,6 @@ at::ScalarType promoted_dtype(at::TensorList tensors) {
 void check_can_cast(const char* op, at::ScalarType from, const at::Tensor& out) {
   TORCH_CHECK(c10::canCast(from, out.scalar_type()), op, ": input types can't be cast to the desired output type ",
               out.scalar_type());
-}
-
-// What a cat launches: the inputs (ATen skips legacy empty tensors, 1-D with
-// no element, whatever the other shapes), the wrapped dim, the result's sizes.
-struct CatPlan {
-  std::vector<at::Tensor> inputs;
-  int64_t dim = 0;
-  std::vector<int64_t> sizes{0};
-  at::ScalarType dtype = at::kFloat;
-};
-
-CatPlan plan_cat(const std::vector<at::Tensor>& tensors, int64_t dim) {
-  TORCH_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
-  CatPlan plan;
-  plan.dtype = promoted_dtype(tensors);
-  std::vector<size_t> positions;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    TORCH_CHECK(tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
-    if (!(tensors[i].dim() == 1 && tensors[i].size(0) == 0)) {
-      plan.inputs.push_back(tensors[i]);
-      positions.push_back(i);
-    }
-  }
-  if (plan.inputs.empty()) {
-    return plan;
-  }
-  const at::Tensor& first = plan.inputs[0];
-  plan.dim = at::maybe_wrap_dim(dim, first.dim());
-  plan.sizes = first.sizes().vec();
-  plan.sizes[plan.dim] = 0;
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    const at::Tensor& t = plan.inputs[i];
-    TORCH_CHECK(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(), " and ",
-                t.dim());
-    for (int64_t d = 0; d < first.dim(); ++d) {
-      TORCH_CHECK(d == plan.dim || t.size(d) == first.size(d), "Sizes of tensors must match except in dimension ",
-                  plan.dim, ". Expected size ", first.size(d), " but got size ", t.size(d), " for tensor number ",
-                  positions[i], " in the list.");
-    }
-    plan.sizes[plan.dim] += t.size(plan.dim);
-  }
-  return plan;
-}
-
-void launch_cat(const LaunchDevice& device, const CatPlan& plan, const at::Tensor& out) {
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnCat, plan.inputs, plan.dim, out);
-  }
-}
-
-at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
-  const std::vector<at::Tensor> list(tensors.begin(), tensors.end());
-  check_same_device("cat", {{"tensors", list}});
-  const CatPlan plan = plan_cat(list, dim);
-  const LaunchDevice device = launch_device_of(list);
-  at::Tensor out = empty_on(device, plan.sizes, plan.dtype);
-  launch_cat(device, plan, out);
-  return out;
-}
-
-at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
-  const std::vector<at::Tensor> list(tensors.begin(), tensors.end());
-  check_same_device("cat.out", {{"tensors", list}, {"out", out}});
-  const CatPlan plan = plan_cat(list, dim);
-  check_can_cast("torch.cat()", plan.dtype, out);
-  const LaunchDevice device = launch_device_of(out, list);
-  at::native::resize_output(out, plan.sizes);
-  launch_cat(device, plan, out);
-  return out;
 }
 
 // What a stack launches: the inputs on the launch device (a CPU 0-dim tensor,
@@ -153,11 +86,35 @@ at::Tensor& stack_out(at::TensorList tensors, int64_t dim, at::Tensor& out) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cat", flagos::with_dtype_fallback<"cat", &cat>());
-  m.impl("cat.out", flagos::with_dtype_fallback<"cat.out", &cat_out>());
   m.impl("stack", flagos::with_dtype_fallback<"stack", &stack>());
   m.impl("stack.out", flagos::with_dtype_fallback<"stack.out", &stack_out>());
 }
 
 }  // namespace
 }  // namespace flagos
+
+// ---- cat: the body of the generated wrappers -----------------------------------
+// ATen's meta function (structured_cat) has checked the list (one dtype
+// family, matching sizes, out= casting and overlap) and sized the output;
+// cat.out's `out` has been checked and resized.
+
+namespace flagos::impl {
+
+void cat(const LaunchDevice& device, const at::ITensorListRef& tensors, int64_t dim, const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
+  }
+  // ATen skips legacy empty tensors (1-D, no element) whatever the other
+  // shapes; aclnnCat checks every input's rank, so leave them out, and wrap
+  // dim against the first tensor that takes part.
+  std::vector<at::Tensor> inputs;
+  for (const at::Tensor& tensor : tensors) {
+    if (!(tensor.dim() == 1 && tensor.size(0) == 0)) {
+      inputs.push_back(tensor);
+    }
+  }
+  dim = at::maybe_wrap_dim(dim, inputs[0].dim());
+  FLAGOS_GUARDED_LAUNCH(device, aclnnCat, inputs, dim, out);
+}
+
+}  // namespace flagos::impl

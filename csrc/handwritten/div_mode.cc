@@ -2,17 +2,18 @@
 // div.out_mode, div.Scalar_mode, div_.Scalar_mode (aclnnDivMod, aclnnDivMods
 // and their in-place forms). The generator has no mapping for the `str?
 // rounding_mode` argument; CANN takes it as `int mode`: 0 for None (true
-// division), 1 for "trunc", 2 for "floor".
+// division), 1 for "trunc", 2 for "floor". div.Tensor_mode is structured in
+// ATen: this file defines its body, the generator writes and registers its
+// wrappers (div.Tensor_mode, div.out_mode, div_.Tensor_mode).
 //
 // Device policy: first-tensor (self; other and out on self's device). A
 // Python number (a CPU 0-dim `other`) launches the Scalar entry point with
 // its value; a CPU 0-dim `self` is copied to other's device.
 //
-// Result dtype, as ATen: the promoted type of self and other, made floating
-// (the default float type for integers and bools) by true division.
-#include <ATen/ExpandUtils.h>
+// Result dtype of div.Scalar_mode, as ATen: the promoted type of self and
+// other, made floating (the default float type for integers and bools) by
+// true division.
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
@@ -22,6 +23,7 @@
 #include <string_view>
 
 #include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnDivMod.h"
 #include "generated/aclnn/aclnnDivMods.h"
@@ -53,55 +55,6 @@ at::ScalarType div_type(at::ScalarType promoted, int mode) {
   return promoted;
 }
 
-void launch_div(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& other, int mode,
-                const at::Tensor& out) {
-  if (out.numel() == 0) {
-    return;
-  }
-  if (is_cpu_scalar(other)) {
-    // A Python number (`x.div(2, rounding_mode="floor")`): launched with its value.
-    FLAGOS_GUARDED_LAUNCH(device, aclnnDivMods, on_launch_device(self, device), other.item(), mode, out);
-    return;
-  }
-  FLAGOS_GUARDED_LAUNCH(device, aclnnDivMod, on_launch_device(self, device), other, mode, out);
-}
-
-at::Tensor div_tensor_mode(const at::Tensor& self, const at::Tensor& other,
-                           std::optional<std::string_view> rounding_mode) {
-  check_same_device("div.Tensor_mode", {{"self", self}, {"other", other}});
-  const int mode = mode_of(rounding_mode);
-  const LaunchDevice device = launch_device_of(self, other);
-  at::Tensor out = empty_on(device, at::infer_size(self.sizes(), other.sizes()),
-                            div_type(at::result_type(self, other), mode));
-  launch_div(device, self, other, mode, out);
-  return out;
-}
-
-at::Tensor& div_tensor_mode_out(const at::Tensor& self, const at::Tensor& other,
-                                std::optional<std::string_view> rounding_mode, at::Tensor& out) {
-  check_same_device("div.out_mode", {{"self", self}, {"other", other}, {"out", out}});
-  const int mode = mode_of(rounding_mode);
-  const LaunchDevice device = launch_device_of(self, out, other);
-  at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));
-  launch_div(device, self, other, mode, out);
-  return out;
-}
-
-at::Tensor& div_tensor_mode_(at::Tensor& self, const at::Tensor& other, std::optional<std::string_view> rounding_mode) {
-  check_same_device("div_.Tensor_mode", {{"self", self}, {"other", other}});
-  const int mode = mode_of(rounding_mode);
-  const LaunchDevice device = launch_device_of(self);
-  if (self.numel() == 0) {
-    return self;
-  }
-  if (is_cpu_scalar(other)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMods, self, other.item(), mode);
-    return self;
-  }
-  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMod, self, other, mode);
-  return self;
-}
-
 at::Tensor div_scalar_mode(const at::Tensor& self, const at::Scalar& other,
                            std::optional<std::string_view> rounding_mode) {
   const int mode = mode_of(rounding_mode);
@@ -123,12 +76,39 @@ at::Tensor& div_scalar_mode_(at::Tensor& self, const at::Scalar& other, std::opt
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("div.Tensor_mode", flagos::with_dtype_fallback<"div.Tensor_mode", &div_tensor_mode>());
-  m.impl("div.out_mode", flagos::with_dtype_fallback<"div.out_mode", &div_tensor_mode_out>());
-  m.impl("div_.Tensor_mode", flagos::with_dtype_fallback<"div_.Tensor_mode", &div_tensor_mode_>());
   m.impl("div.Scalar_mode", flagos::with_dtype_fallback<"div.Scalar_mode", &div_scalar_mode>());
   m.impl("div_.Scalar_mode", flagos::with_dtype_fallback<"div_.Scalar_mode", &div_scalar_mode_>());
 }
 
 }  // namespace
 }  // namespace flagos
+
+// ---- div.Tensor_mode: the body of the generated wrappers -----------------------
+// ATen's meta function (structured_div_Tensor_mode) has checked the
+// rounding mode, computed the result's dtype and broadcast shape and
+// checked out= and in-place outputs; an in-place call passes `self` as `out`.
+
+namespace flagos::impl {
+
+void div_Tensor_mode(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& other,
+                     std::optional<c10::string_view> rounding_mode, const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
+  }
+  const int mode = mode_of(rounding_mode);
+  // A Python number (a CPU 0-dim `other`) launches the Scalar entry point
+  // with its value; a CPU 0-dim `self` is copied to the launch device.
+  if (out.is_same(self)) {
+    if (is_cpu_scalar(other)) {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMods, self, other.item(), mode);
+    } else {
+      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMod, self, other, mode);
+    }
+  } else if (is_cpu_scalar(other)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnDivMods, on_launch_device(self, device), other.item(), mode, out);
+  } else {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnDivMod, on_launch_device(self, device), other, mode, out);
+  }
+}
+
+}  // namespace flagos::impl

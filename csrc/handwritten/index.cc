@@ -6,10 +6,13 @@
 // the launch, never passed as device addresses. `values` lives on self's
 // device, or is a CPU 0-dim tensor (a number), copied there as well.
 //
-// The result's shape follows ATen's advanced-indexing rules, which are
-// reused by running at::index on meta tensors. A boolean mask selects as
-// many elements as it has true ones, so its true elements are counted on the
-// device first (one extra launch and a read-back).
+// index.Tensor is structured in ATen: its meta function checks the indices
+// and sizes the result (a boolean mask through nonzero on the device); this
+// file defines its body, the generator writes and registers its wrapper.
+// index_put_ sizes the indexed result itself, with ATen's advanced-indexing
+// rules run on meta tensors: a boolean mask selects as many elements as it
+// has true ones, so its true elements are counted on the device first (one
+// extra launch and a read-back).
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/List.h>
 #include <ATen/core/Tensor.h>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnIndex.h"
@@ -42,7 +46,7 @@ at::Tensor meta_tensor(at::IntArrayRef sizes, at::ScalarType dtype) {
 // The indices of one call, ready for the launch: each on the launch device
 // (byte masks as bool), an empty tensor for a dim that is not indexed; and
 // the long indices ATen would see in their place, as meta tensors, for the
-// result's shape.
+// result's shape (index_put_ only: index.Tensor's meta function sizes its output).
 struct Indices {
   std::vector<at::Tensor> launch;
   IndexList meta;
@@ -61,12 +65,15 @@ void check_bounds_on_host(const at::Tensor& index, int64_t dim, int64_t size) {
   TORCH_CHECK_INDEX(false, "index ", first, " is out of bounds for dimension ", dim, " with size ", size);
 }
 
-Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const LaunchDevice& device) {
+// `with_meta`: index_put_, which sizes its result itself: the meta indices
+// too (each mask's true elements counted on the device), and ATen's warning
+// for byte masks, which index.Tensor's meta function gave already.
+Indices prepare_indices(const at::Tensor& self, at::IOptTensorListRef indices, const LaunchDevice& device,
+                        bool with_meta) {
   Indices out;
   int64_t dim = 0;  // the first dim of self the next index applies to
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const std::optional<at::Tensor> given = indices.get(i);
-    if (!given.has_value() || !given->defined()) {
+  for (const at::OptionalTensorRef given : indices) {
+    if (!given.has_value()) {
       out.launch.push_back(empty_on(device, {0}, at::kLong));
       out.meta.push_back(std::nullopt);
       ++dim;
@@ -78,7 +85,7 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
     TORCH_CHECK_INDEX(given->is_cpu() || given->device() == self.device(),
                       "indices should be either on cpu or on the same device as the indexed tensor (", self.device(),
                       ")");
-    if (dtype == at::kByte) {
+    if (dtype == at::kByte && with_meta) {
       TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
     }
     if (dtype != at::kByte && dtype != at::kBool && given->numel() > 0 && dim < self.dim()) {
@@ -95,14 +102,16 @@ Indices prepare_indices(const at::Tensor& self, const IndexList& indices, const 
                           index.sizes(), " at index ", j, " does not match the shape of the indexed tensor ",
                           self.sizes(), " at index ", dim + j);
       }
-      // A k-dim mask indexes k dims with the coordinates of its true elements.
-      const int64_t count = hw::count_true(index, device);
-      for (int64_t j = 0; j < index.dim(); ++j) {
-        out.meta.push_back(meta_tensor({count}, at::kLong));
+      if (with_meta) {
+        // A k-dim mask indexes k dims with the coordinates of its true elements.
+        const int64_t count = hw::count_true(index, device);
+        for (int64_t j = 0; j < index.dim(); ++j) {
+          out.meta.push_back(meta_tensor({count}, at::kLong));
+        }
       }
       dim += index.dim();
     } else {
-      out.meta.push_back(meta_tensor(index.sizes(), at::kLong));
+      if (with_meta) out.meta.push_back(meta_tensor(index.sizes(), at::kLong));
       ++dim;
     }
     out.launch.push_back(std::move(index));
@@ -145,23 +154,13 @@ std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta
   return at::index(meta_tensor(self.sizes(), self.scalar_type()), meta).sizes().vec();
 }
 
-at::Tensor index(const at::Tensor& self, const IndexList& indices) {
-  const LaunchDevice device = launch_device_of(self);
-  const Indices prepared = prepare_indices(self, indices, device);
-  at::Tensor out = empty_on(device, indexed_sizes(self, prepared.meta), self.scalar_type());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnIndex, self, prepared.launch, out);
-  }
-  return out;
-}
-
 // index_put_ and _index_put_impl_ (what index's backward and index_put_'s
 // composite call); `unsafe` skips the bounds check, CANN's flag of the same name.
 at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
                            bool accumulate, bool unsafe) {
   check_same_device(op, {{"self", self}, {"values", values}});
   const LaunchDevice device = launch_device_of(self);
-  const Indices prepared = prepare_indices(self, indices, device);
+  const Indices prepared = prepare_indices(self, indices, device, /*with_meta=*/true);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
   // The shape first, then the dtype, as ATen's index_put_ checks them.
   TORCH_CHECK(at::is_expandable_to(values.sizes(), sizes), "shape mismatch: value tensor of shape ", values.sizes(),
@@ -186,10 +185,27 @@ at::Tensor& index_put_impl_(at::Tensor& self, const IndexList& indices, const at
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index.Tensor", flagos::with_dtype_fallback<"index.Tensor", &index>());
   m.impl("index_put_", flagos::with_dtype_fallback<"index_put_", &index_put_>());
   m.impl("_index_put_impl_", flagos::with_dtype_fallback<"_index_put_impl_", &index_put_impl_>());
 }
 
 }  // namespace
 }  // namespace flagos
+
+// ---- index.Tensor: the body of the generated wrapper ---------------------------
+// ATen's meta function (structured_index_Tensor) has checked the indices
+// (count, dtypes, devices, mask shapes, broadcasting) and sized the output.
+
+namespace flagos::impl {
+
+void index_Tensor(const LaunchDevice& device, const at::Tensor& self, at::IOptTensorListRef indices,
+                  const at::Tensor& out) {
+  // What ATen checks in its kernels (the bounds of CPU indices) is checked
+  // here, before anything is launched.
+  const Indices prepared = prepare_indices(self, indices, device, /*with_meta=*/false);
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnIndex, self, prepared.launch, out);
+  }
+}
+
+}  // namespace flagos::impl

@@ -4,10 +4,13 @@
 // backward), and the factories eye and linspace.
 //
 // Device policy: first-tensor (self, or weight / grad_output where the op
-// has no self); every flagos tensor on that device. An index (or target)
-// tensor on the CPU is copied to the launch device first: ACLNN reads
-// device memory only, so a CPU address is never passed. eye and linspace
-// launch on their `device` argument (explicit-arg).
+// has no self); every flagos tensor on that device. An index tensor on the
+// CPU is copied to the launch device first: ACLNN reads device memory only,
+// so a CPU address is never passed. gather, scatter and the NLL loss are
+// structured in ATen: this file defines their bodies, and their generated
+// wrappers check devices as CUDA does (an index or target on the CPU must
+// be 0-dim). eye and linspace launch on their `device` argument
+// (explicit-arg).
 #include <ATen/Dispatch_v2.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
@@ -17,7 +20,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <tuple>
 #include <vector>
 
 #include "aten/dtype_fallback.h"
@@ -214,53 +216,6 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   return out;
 }
 
-// ---- the NLL loss ------------------------------------------------------------------
-
-constexpr int64_t kReductionNone = 0;
-
-std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
-                                                    const std::optional<at::Tensor>& weight, int64_t reduction,
-                                                    c10::SymInt ignore_index) {
-  check_same_device("nll_loss_forward",
-                    {{"self", self}, {"target", flagos_only(target)}, {"weight", weight}});
-  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
-  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
-  TORCH_CHECK(self.dim() == 1 || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
-              ", target: ", target.sizes(), ")");
-  const LaunchDevice device = launch_device_of(self);
-  std::vector<int64_t> out_sizes;
-  if (reduction == kReductionNone && self.dim() == 2) {
-    out_sizes.push_back(self.size(0));
-  }
-  at::Tensor out = empty_on(device, out_sizes, self.scalar_type());
-  at::Tensor total_weight = empty_on(device, {}, self.scalar_type());
-  const std::optional<at::Tensor> weight_arg =
-      weight.has_value() && weight->defined() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
-  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLoss, self, on_launch_device(target, device), weight_arg, reduction,
-                        ignore_index.guard_int(__FILE__, __LINE__), out, total_weight);
-  return {out, total_weight};
-}
-
-at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                             const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
-                             const at::Tensor& total_weight) {
-  check_same_device("nll_loss_backward", {{"grad_output", grad_output},
-                                          {"self", self},
-                                          {"target", flagos_only(target)},
-                                          {"weight", weight},
-                                          {"total_weight", total_weight}});
-  const LaunchDevice device = launch_device_of(self, grad_output);
-  at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
-  if (grad_input.numel() == 0) {
-    return grad_input;
-  }
-  const std::optional<at::Tensor> weight_arg =
-      weight.has_value() && weight->defined() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
-  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward, grad_output, self, on_launch_device(target, device), weight_arg,
-                        reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
-  return grad_input;
-}
-
 // ---- factories ---------------------------------------------------------------------------
 
 at::Tensor eye_m(c10::SymInt n_sym, c10::SymInt m_sym, std::optional<at::ScalarType> dtype,
@@ -303,8 +258,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("embedding", flagos::with_dtype_fallback<"embedding", &embedding>());
   m.impl("embedding_dense_backward", flagos::with_dtype_fallback<"embedding_dense_backward", &embedding_dense_backward>());
   m.impl("flip", flagos::with_dtype_fallback<"flip", &flip>());
-  m.impl("nll_loss_forward", flagos::with_dtype_fallback<"nll_loss_forward", &nll_loss_forward>());
-  m.impl("nll_loss_backward", flagos::with_dtype_fallback<"nll_loss_backward", &nll_loss_backward>());
   m.impl("eye", flagos::with_dtype_fallback<"eye", &eye>());
   m.impl("eye.m", flagos::with_dtype_fallback<"eye.m", &eye_m>());
   m.impl("linspace", flagos::with_dtype_fallback<"linspace", &linspace>());
@@ -370,6 +323,35 @@ void scatter_add(const LaunchDevice& device, const at::Tensor& self, int64_t dim
     }
   } else if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, on_launch_device(index, device), src, out);
+  }
+}
+
+// ---- the NLL loss: bodies of the generated wrappers ---------------------------------
+// ATen's meta functions (nll_loss_forward, nll_loss_backward) have checked
+// the shapes of input, target and weight and sized the outputs. A target on
+// the CPU can only be a 0-dim one (the device check); it is copied.
+
+namespace {
+// The operators read the class weights as a contiguous vector; nullopt when there are none.
+std::optional<at::Tensor> nll_weight(at::OptionalTensorRef weight) {
+  return weight.has_value() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
+}
+}  // namespace
+
+void nll_loss_forward(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& target,
+                      at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor& output,
+                      const at::Tensor& total_weight) {
+  // Launched even for an empty batch: a mean over no element is written (NaN).
+  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLoss, self, on_launch_device(target, device), nll_weight(weight), reduction,
+                        ignore_index, output, total_weight);
+}
+
+void nll_loss_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                       const at::Tensor& target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index,
+                       const at::Tensor& total_weight, const at::Tensor& grad_input) {
+  if (grad_input.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward, grad_output, self, on_launch_device(target, device),
+                          nll_weight(weight), reduction, ignore_index, total_weight, grad_input);
   }
 }
 

@@ -6,10 +6,12 @@
 // tensor on that device, but for a CPU 0-dim one (a Python number), which is
 // copied there, as TensorIterator allows on CUDA.
 //
-// Shapes and dtypes, as ATen: the loss is in the promoted dtype of self and
-// target, the broadcast shape for reduction none and 0-dim for mean and sum.
-// CANN's backward takes gradOutput and target in self's dtype only, so a
-// mixed-dtype call runs in the promoted dtype (what ATen computes in).
+// mse_loss is structured in ATen: its meta function checks the operands and
+// sizes the loss (this file defines its body, the generator writes and
+// registers its wrappers). The backward's gradient has the broadcast shape
+// and promoted dtype of its operands, as in ATen. CANN takes the operands
+// in the output's dtype only, so a mixed-dtype call runs in the promoted
+// dtype (what ATen computes in).
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnMseLoss.h"
@@ -34,45 +37,11 @@ void check_reduction(int64_t reduction) {
               " is not one of 0 (none), 1 (mean), 2 (sum)");
 }
 
-std::vector<int64_t> loss_sizes(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
-  if (reduction != at::Reduction::None) {
-    return {};
-  }
-  const auto sizes = at::infer_size(self.sizes(), target.sizes());
-  return {sizes.begin(), sizes.end()};
-}
-
 // An operand as CANN takes it: on the launch device (a CPU 0-dim tensor is
 // copied there) and in the launch's one dtype.
 at::Tensor operand(const at::Tensor& t, const LaunchDevice& device, at::ScalarType dtype) {
   const at::Tensor placed = on_launch_device(t, device);
   return placed.scalar_type() == dtype ? placed : placed.to(dtype);
-}
-
-void launch_mse_loss(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& target, int64_t reduction,
-                     at::Tensor& out) {
-  const at::ScalarType dtype = out.scalar_type();
-  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLoss, operand(self, device, dtype), operand(target, device, dtype), reduction,
-                        out);
-}
-
-at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
-  check_same_device("mse_loss", {{"self", self}, {"target", target}});
-  check_reduction(reduction);
-  const LaunchDevice device = launch_device_of(self, target);
-  at::Tensor out = empty_on(device, loss_sizes(self, target, reduction),
-                            at::promote_types(self.scalar_type(), target.scalar_type()));
-  launch_mse_loss(device, self, target, reduction, out);
-  return out;
-}
-
-at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
-  check_same_device("mse_loss.out", {{"self", self}, {"target", target}, {"out", out}});
-  check_reduction(reduction);
-  hw::check_out_dtype(out, at::promote_types(self.scalar_type(), target.scalar_type()));
-  at::native::resize_output(out, loss_sizes(self, target, reduction));
-  launch_mse_loss(launch_device_of(self, target), self, target, reduction, out);
-  return out;
 }
 
 void launch_mse_loss_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
@@ -115,11 +84,25 @@ at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mse_loss", flagos::with_dtype_fallback<"mse_loss", &mse_loss>());
-  m.impl("mse_loss.out", flagos::with_dtype_fallback<"mse_loss.out", &mse_loss_out>());
   m.impl("mse_loss_backward", flagos::with_dtype_fallback<"mse_loss_backward", &mse_loss_backward>());
   m.impl("mse_loss_backward.grad_input", flagos::with_dtype_fallback<"mse_loss_backward.grad_input", &mse_loss_backward_out>());
 }
 
 }  // namespace
 }  // namespace flagos
+
+// ---- mse_loss: the body of the generated wrappers ------------------------------
+// ATen's meta function (structured_mse_loss) has checked self, target (they
+// broadcast) and the reduction, and sized the output in their promoted
+// dtype: their broadcast shape for reduction none, 0-dim for mean and sum.
+
+namespace flagos::impl {
+
+void mse_loss(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+              const at::Tensor& out) {
+  const at::ScalarType dtype = out.scalar_type();
+  FLAGOS_GUARDED_LAUNCH(device, aclnnMseLoss, operand(self, device, dtype), operand(target, device, dtype), reduction,
+                        out);
+}
+
+}  // namespace flagos::impl

@@ -3,6 +3,9 @@
 //
 // Device policy: first-tensor (self); all operands on one device.
 //
+// mm and bmm are structured in ATen: this file defines their bodies, the
+// generator writes and registers their wrappers.
+//
 // matmul is CompositeImplicitAutograd in ATen. A PrivateUse1 kernel for it
 // would, by the dispatcher's rules, also take the decomposition away from
 // AutogradPrivateUse1 and leave matmul without a derivative. So ATen's own
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnBatchMatMul.h"
@@ -36,23 +40,6 @@ constexpr int8_t kMatmulKeepDtype = 0;
 void check_same_dtype(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
               self.scalar_type(), " != ", other.scalar_type());
-}
-
-std::vector<int64_t> mm_sizes(const at::Tensor& self, const at::Tensor& mat2) {
-  TORCH_CHECK(self.dim() == 2, "self must be a matrix");
-  TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
-  TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
-              self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  return {self.size(0), mat2.size(1)};
-}
-
-std::vector<int64_t> bmm_sizes(const at::Tensor& self, const at::Tensor& mat2) {
-  TORCH_CHECK(self.dim() == 3, "batch1 must be a 3D tensor");
-  TORCH_CHECK(mat2.dim() == 3, "batch2 must be a 3D tensor");
-  TORCH_CHECK(self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1),
-              "Expected size for first two dimensions of batch2 tensor to be: [", self.size(0), ", ", self.size(2),
-              "] but got: [", mat2.size(0), ", ", mat2.size(1), "].");
-  return {self.size(0), self.size(1), mat2.size(2)};
 }
 
 // matmul's result: a vector counts as a row on the left and as a column on
@@ -88,55 +75,6 @@ bool needs_launch(const at::Tensor& self, const at::Tensor& out) {
   return true;
 }
 
-at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
-  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
-  check_same_device("mm", {{"self", self}, {"mat2", mat2}});
-  check_same_dtype(self, mat2);
-  const LaunchDevice device = launch_device_of(self, mat2);
-  at::Tensor out = empty_on(device, mm_sizes(self, mat2), self.scalar_type());
-  if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kMatmulKeepDtype);
-  }
-  return out;
-}
-
-at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
-  check_same_device("mm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
-  check_same_dtype(self, mat2);
-  hw::check_out_dtype(out, self.scalar_type());
-  const LaunchDevice device = launch_device_of(self, out, mat2);
-  at::native::resize_output(out, mm_sizes(self, mat2));
-  if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kMatmulKeepDtype);
-  }
-  return out;
-}
-
-at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
-  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
-  check_same_device("bmm", {{"self", self}, {"mat2", mat2}});
-  check_same_dtype(self, mat2);
-  const LaunchDevice device = launch_device_of(self, mat2);
-  at::Tensor out = empty_on(device, bmm_sizes(self, mat2), self.scalar_type());
-  if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kMatmulKeepDtype);
-  }
-  return out;
-}
-
-at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  check_same_device("bmm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
-  check_same_dtype(self, mat2);
-  hw::check_out_dtype(out, self.scalar_type());
-  const LaunchDevice device = launch_device_of(self, out, mat2);
-  at::native::resize_output(out, bmm_sizes(self, mat2));
-  if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kMatmulKeepDtype);
-  }
-  return out;
-}
-
 at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
   const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
   check_same_device("matmul", {{"self", self}, {"other", other}});
@@ -162,10 +100,6 @@ at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tens
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm", flagos::with_dtype_fallback<"mm", &mm>());
-  m.impl("mm.out", flagos::with_dtype_fallback<"mm.out", &mm_out>());
-  m.impl("bmm", flagos::with_dtype_fallback<"bmm", &bmm>());
-  m.impl("bmm.out", flagos::with_dtype_fallback<"bmm.out", &bmm_out>());
   m.impl("matmul", flagos::with_dtype_fallback<"matmul", &matmul>());
   m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &matmul_out>());
 }
@@ -179,3 +113,26 @@ TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
 
 }  // namespace
 }  // namespace flagos
+
+// ---- mm and bmm: the bodies of the generated wrappers --------------------------
+// ATen's meta functions (structured_mm, structured_bmm) have checked the
+// operands' ranks and sizes and sized the output (an out= one checked and
+// resized). ATen's kernels check that the operands share a dtype: so here.
+
+namespace flagos::impl {
+
+void mm(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& out) {
+  check_same_dtype(self, mat2);
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kMatmulKeepDtype);
+  }
+}
+
+void bmm(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& out) {
+  check_same_dtype(self, mat2);
+  if (needs_launch(self, out)) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kMatmulKeepDtype);
+  }
+}
+
+}  // namespace flagos::impl

@@ -15,6 +15,13 @@
 // computed on CANN and raises.
 //
 // Device policy: first-tensor (self, grad_output).
+//
+// reflection_pad1d/3d, replication_pad1d/2d/3d and the backwards of
+// reflection_pad1d/3d and replication_pad1d are structured in ATen: this
+// file defines their bodies (ATen's meta functions check the arguments and
+// size the output), the generator writes and registers their wrappers. The
+// others (reflection_pad2d and its backward, the backwards of
+// replication_pad2d/3d, constant_pad_nd) keep their kernels here.
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/SymIntArrayRef.h>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnConstantPadNd.h"
@@ -268,42 +276,44 @@ void launch_pad_backward(const LaunchDevice& device, Mode mode, size_t k, const 
   }
 }
 
-at::Tensor pad_forward(const char* op, Mode mode, size_t k, const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
-  const std::vector<int64_t> padding = pad_ints(padding_sym);
-  check_pad(op, mode, k, self, padding);
-  const LaunchDevice device = launch_device_of(self);
-  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
-  if (c10::multiply_integers(sizes) == 0) {
-    return empty_on(device, sizes, self.scalar_type());
+// `self` padded into `out`, which has the padded sizes (ATen's meta function
+// or the kernel below sized it, after the checks of check_pad).
+void pad_into(const char* op, const LaunchDevice& device, Mode mode, size_t k, const at::Tensor& self,
+              at::IntArrayRef padding, const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
   }
   const PadPlan plan = plan_pad(op, mode, k, self.sizes(), padding);
   at::Tensor x = expand(cut(self, plan), plan);
-  if (plan.steps.empty()) {  // nothing left to pad: the view, as a new tensor
-    return x.clone(at::MemoryFormat::Contiguous);
+  if (plan.steps.empty()) {  // nothing left to pad: the view is the result
+    out.copy_(x);
+    return;
   }
-  for (const std::vector<int64_t>& step : plan.steps) {
-    at::Tensor out = empty_on(device, padded_sizes(x.sizes(), step), self.scalar_type());
-    launch_pad(device, mode, k, x, step, out);
-    x = out;
+  for (size_t j = 0; j < plan.steps.size(); ++j) {
+    // Each step pads the previous one's result; the last one writes `out`.
+    const at::Tensor next = j + 1 == plan.steps.size()
+                                ? out
+                                : empty_on(device, padded_sizes(x.sizes(), plan.steps[j]), self.scalar_type());
+    launch_pad(device, mode, k, x, plan.steps[j], next);
+    x = next;
   }
-  return x;
 }
 
-at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& grad_output, const at::Tensor& self,
-                        c10::SymIntArrayRef padding_sym) {
-  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
-  const std::vector<int64_t> padding = pad_ints(padding_sym);
-  check_pad(op, mode, k, self, padding);
-  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
-  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",
-              at::IntArrayRef(sizes), ", got ", grad_output.sizes());
+// The gradient of pad_into: grad_output (of the padded sizes, checked by the
+// caller) into grad_input (of self's sizes).
+void pad_backward_into(const char* op, const LaunchDevice& device, Mode mode, size_t k,
+                       const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding,
+                       const at::Tensor& grad_input) {
   TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), op, ": grad_output is ", grad_output.scalar_type(),
               ", self is ", self.scalar_type());
-  const LaunchDevice device = launch_device_of(self, grad_output);
-  if (self.numel() == 0) {
-    return empty_on(device, self.sizes(), self.scalar_type());
+  if (grad_input.numel() == 0) {
+    return;
   }
   const PadPlan plan = plan_pad(op, mode, k, self.sizes(), padding);
+  if (plan.steps.empty() && !plan.expands() && !plan.cuts()) {  // a padding of zeros: the gradient passes through
+    grad_input.copy_(grad_output);
+    return;
+  }
   bool over_seven = false;
   for (const std::vector<int64_t>& step : plan.steps) {
     over_seven = over_seven || *std::max_element(step.begin(), step.end()) > 7;
@@ -311,6 +321,8 @@ at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& g
   // CANN's 2-d backward operators take bfloat16 padding values up to 7.
   const bool widen = k == 2 && self.scalar_type() == at::kBFloat16 && over_seven;
   const at::ScalarType compute = widen ? at::kFloat : self.scalar_type();
+  // The last launch writes grad_input itself when nothing is left to do after it.
+  const bool direct = !widen && !plan.expands() && !plan.cuts();
   // The sizes before each step: the kept (and expanded) part's, then each step's result.
   const at::Tensor kept = expand(cut(self, plan), plan);
   std::vector<std::vector<int64_t>> before{kept.sizes().vec()};
@@ -323,9 +335,12 @@ at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& g
     // first step, a tensor of that shape (its values unread) otherwise.
     const bool input_fits = j == 0 && !widen && !plan.expands();
     const at::Tensor shape = input_fits ? kept : empty_on(device, before[j], compute);
-    at::Tensor step_grad = empty_on(device, before[j], compute);
+    const at::Tensor step_grad = j == 0 && direct ? grad_input : empty_on(device, before[j], compute);
     launch_pad_backward(device, mode, k, grad, shape, plan.steps[j], step_grad);
     grad = step_grad;
+  }
+  if (direct) {
+    return;
   }
   if (plan.expands()) {
     grad = grad.sum(expanded_dims(grad.dim(), plan), /*keepdim=*/true);
@@ -335,50 +350,41 @@ at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& g
   }
   if (plan.cuts()) {
     // The kept part's gradient; 0 for what the negative padding cut.
-    at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
     grad_input.zero_();
     cut(grad_input, plan).copy_(grad);
-    return grad_input;
+  } else {
+    grad_input.copy_(grad);
   }
-  if (plan.steps.empty() && !plan.expands()) {  // a padding of zeros: the gradient passes through
-    return grad_output.clone(at::MemoryFormat::Contiguous);
-  }
-  return grad;
 }
 
-at::Tensor reflection_pad1d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return pad_forward("reflection_pad1d", Mode::kReflect, 1, self, padding);
+// ---- the kernels of the ops that are not structured in ATen ------------------------
+
+at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
+  const std::vector<int64_t> padding = pad_ints(padding_sym);
+  check_pad("reflection_pad2d", Mode::kReflect, 2, self, padding);
+  const LaunchDevice device = launch_device_of(self);
+  at::Tensor out = empty_on(device, padded_sizes(self.sizes(), padding), self.scalar_type());
+  pad_into("reflection_pad2d", device, Mode::kReflect, 2, self, padding, out);
+  return out;
 }
-at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return pad_forward("reflection_pad2d", Mode::kReflect, 2, self, padding);
+
+at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& grad_output, const at::Tensor& self,
+                        c10::SymIntArrayRef padding_sym) {
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
+  const std::vector<int64_t> padding = pad_ints(padding_sym);
+  check_pad(op, mode, k, self, padding);
+  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
+  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",
+              at::IntArrayRef(sizes), ", got ", grad_output.sizes());
+  const LaunchDevice device = launch_device_of(self, grad_output);
+  at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
+  pad_backward_into(op, device, mode, k, grad_output, self, padding, grad_input);
+  return grad_input;
 }
-at::Tensor reflection_pad3d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return pad_forward("reflection_pad3d", Mode::kReflect, 3, self, padding);
-}
-at::Tensor replication_pad1d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return pad_forward("replication_pad1d", Mode::kReplicate, 1, self, padding);
-}
-at::Tensor replication_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return pad_forward("replication_pad2d", Mode::kReplicate, 2, self, padding);
-}
-at::Tensor replication_pad3d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return pad_forward("replication_pad3d", Mode::kReplicate, 3, self, padding);
-}
-at::Tensor reflection_pad1d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                     c10::SymIntArrayRef padding) {
-  return pad_backward("reflection_pad1d_backward", Mode::kReflect, 1, grad_output, self, padding);
-}
+
 at::Tensor reflection_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                      c10::SymIntArrayRef padding) {
   return pad_backward("reflection_pad2d_backward", Mode::kReflect, 2, grad_output, self, padding);
-}
-at::Tensor reflection_pad3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                     c10::SymIntArrayRef padding) {
-  return pad_backward("reflection_pad3d_backward", Mode::kReflect, 3, grad_output, self, padding);
-}
-at::Tensor replication_pad1d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                      c10::SymIntArrayRef padding) {
-  return pad_backward("replication_pad1d_backward", Mode::kReplicate, 1, grad_output, self, padding);
 }
 at::Tensor replication_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                       c10::SymIntArrayRef padding) {
@@ -391,19 +397,63 @@ at::Tensor replication_pad3d_backward(const at::Tensor& grad_output, const at::T
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("constant_pad_nd", flagos::with_dtype_fallback<"constant_pad_nd", &constant_pad_nd>());
-  m.impl("reflection_pad1d", flagos::with_dtype_fallback<"reflection_pad1d", &reflection_pad1d>());
   m.impl("reflection_pad2d", flagos::with_dtype_fallback<"reflection_pad2d", &reflection_pad2d>());
-  m.impl("reflection_pad3d", flagos::with_dtype_fallback<"reflection_pad3d", &reflection_pad3d>());
-  m.impl("replication_pad1d", flagos::with_dtype_fallback<"replication_pad1d", &replication_pad1d>());
-  m.impl("replication_pad2d", flagos::with_dtype_fallback<"replication_pad2d", &replication_pad2d>());
-  m.impl("replication_pad3d", flagos::with_dtype_fallback<"replication_pad3d", &replication_pad3d>());
-  m.impl("reflection_pad1d_backward", flagos::with_dtype_fallback<"reflection_pad1d_backward", &reflection_pad1d_backward>());
   m.impl("reflection_pad2d_backward", flagos::with_dtype_fallback<"reflection_pad2d_backward", &reflection_pad2d_backward>());
-  m.impl("reflection_pad3d_backward", flagos::with_dtype_fallback<"reflection_pad3d_backward", &reflection_pad3d_backward>());
-  m.impl("replication_pad1d_backward", flagos::with_dtype_fallback<"replication_pad1d_backward", &replication_pad1d_backward>());
   m.impl("replication_pad2d_backward", flagos::with_dtype_fallback<"replication_pad2d_backward", &replication_pad2d_backward>());
   m.impl("replication_pad3d_backward", flagos::with_dtype_fallback<"replication_pad3d_backward", &replication_pad3d_backward>());
 }
 
 }  // namespace
 }  // namespace flagos
+
+// ---- the bodies of the generated wrappers ------------------------------------------
+// ATen's meta functions (reflection_pad1d/3d, replication_pad1d/2d/3d and the
+// backwards of reflection_pad1d/3d and replication_pad1d) have checked the
+// input's rank and sizes, the padding (its length; a reflection padding
+// smaller than its dim; a positive output size) and grad_output's sizes, and
+// sized the output.
+
+namespace flagos::impl {
+
+void reflection_pad1d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding,
+                      const at::Tensor& out) {
+  pad_into("reflection_pad1d", device, Mode::kReflect, 1, self, padding, out);
+}
+
+void reflection_pad3d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding,
+                      const at::Tensor& out) {
+  pad_into("reflection_pad3d", device, Mode::kReflect, 3, self, padding, out);
+}
+
+void replication_pad1d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding,
+                       const at::Tensor& out) {
+  pad_into("replication_pad1d", device, Mode::kReplicate, 1, self, padding, out);
+}
+
+void replication_pad2d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding,
+                       const at::Tensor& out) {
+  pad_into("replication_pad2d", device, Mode::kReplicate, 2, self, padding, out);
+}
+
+void replication_pad3d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding,
+                       const at::Tensor& out) {
+  pad_into("replication_pad3d", device, Mode::kReplicate, 3, self, padding, out);
+}
+
+void reflection_pad1d_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                               at::IntArrayRef padding, const at::Tensor& grad_input) {
+  pad_backward_into("reflection_pad1d_backward", device, Mode::kReflect, 1, grad_output, self, padding, grad_input);
+}
+
+void reflection_pad3d_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                               at::IntArrayRef padding, const at::Tensor& grad_input) {
+  pad_backward_into("reflection_pad3d_backward", device, Mode::kReflect, 3, grad_output, self, padding, grad_input);
+}
+
+void replication_pad1d_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                                at::IntArrayRef padding, const at::Tensor& grad_input) {
+  pad_backward_into("replication_pad1d_backward", device, Mode::kReplicate, 1, grad_output, self, padding,
+                    grad_input);
+}
+
+}  // namespace flagos::impl

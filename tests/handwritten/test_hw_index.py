@@ -49,7 +49,8 @@ def test_index_with_bool_mask(where):
     row_mask = torch.tensor([True, False, True, True])
     dx = on_device(x)
     whole, rows = index(dx, [place(mask, where)]), index(dx, [place(row_mask, where)])
-    assert_clean(whole, rows, ops=["aclnnIndex", "aclnnReduceSum"])
+    # ATen's meta function sizes the result with nonzero, where the mask lives
+    assert_clean(whole, rows, ops=["aclnnIndex"] + (["aclnnNonzero"] if where == DEVICE else []))
     assert_equal(whole, x[mask])
     assert_equal(rows, x[row_mask])
 
@@ -66,7 +67,8 @@ def test_python_indexing_syntax(where):
 
 def test_index_errors():
     dx = on_device(torch.randn(4, 5))
-    with pytest.raises(IndexError, match="indices should be either on cpu or on the same device"):
+    # ATen's meta function raises this one as a RuntimeError (on CUDA too)
+    with pytest.raises(RuntimeError, match="indices should be either on cpu or on the same device"):
         dx[torch.tensor([0], device="flagos:1")]
     with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
         dx[torch.tensor([0.0])]

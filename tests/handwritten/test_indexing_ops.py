@@ -125,16 +125,22 @@ def test_embedding_forward_and_backward(where):
     assert_equal(dw.grad, weight.grad)
 
 
-@pytest.mark.parametrize("where", WHERE)
+def test_nll_loss_takes_no_cpu_target():
+    # As on CUDA (torchgen's same-device check): the target must live with the input.
+    dl = on_device(torch.randn(3, 4))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        F.cross_entropy(dl, torch.tensor([0, 3, 1]))
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_cross_entropy_forward_and_backward(where, reduction):
+def test_cross_entropy_forward_and_backward(reduction):
     logits = torch.randn(5, 4, requires_grad=True)
     target = torch.tensor([0, 3, 1, -100, 2])
     weight = torch.tensor([1.0, 2.0, 0.5, 1.5])
     dl = logits.detach().to(DEVICE).requires_grad_()
     dweight = weight.to(DEVICE)
     torch_fl.sim.reset_stats()
-    loss = F.cross_entropy(dl, place(target, where), weight=dweight, reduction=reduction)
+    loss = F.cross_entropy(dl, target.to(DEVICE), weight=dweight, reduction=reduction)
     loss.sum().backward()
     assert_clean(loss, dl.grad, ops=["aclnnNLLLoss", "aclnnNLLLossBackward"])
     expected = F.cross_entropy(logits, target, weight=weight, reduction=reduction)
