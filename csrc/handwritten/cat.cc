@@ -6,6 +6,7 @@
 // forms); every tensor of the list on that one device. Inputs of different
 // dtypes promote, as in ATen.
 #include <ATen/WrapDimUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
@@ -81,6 +82,10 @@ at::Tensor& stack_out(at::TensorList tensors, int64_t dim, at::Tensor& out) {
   const StackPlan plan = plan_stack(tensors, dim, device);
   check_can_cast("torch.stack()", promoted_dtype(tensors), out);
   at::native::resize_output(out, plan.sizes);
+  // As cat's out= (what the CPU's stack writes through): `out` shares no
+  // memory with itself or an input.
+  at::assert_no_internal_overlap(out);
+  for (const at::Tensor& tensor : tensors) at::assert_no_overlap(out, tensor);
   launch_stack(device, plan, out);
   return out;
 }

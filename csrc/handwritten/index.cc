@@ -15,6 +15,7 @@
 // extra launch and a read-back).
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/List.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index.h>
@@ -159,6 +160,16 @@ std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta
 at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
                            bool accumulate, bool unsafe) {
   check_same_device(op, {{"self", self}, {"values", values}});
+  // As ATen's index_put_: an expanded self is deprecated, not refused;
+  // values and indices sharing memory with self are refused.
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    TORCH_WARN("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing "
+               "this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor");
+  }
+  at::assert_no_overlap(self, values);
+  for (const std::optional<at::Tensor>& index : indices) {
+    if (index.has_value() && index->defined()) at::assert_no_overlap(self, *index);
+  }
   const LaunchDevice device = launch_device_of(self);
   const Indices prepared = prepare_indices(self, indices, device, /*with_meta=*/true);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
