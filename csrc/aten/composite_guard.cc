@@ -111,6 +111,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_sub.Scalar", guarded());
   m.impl("_foreach_sub_.List", guarded());
   m.impl("_foreach_zero_", guarded());
+  // Allocate, then fill or copy: the allocation must find the device
+  // current too, or a cold allocator switches for it on its own (autograd's
+  // gradient seed is a ones_like).
+  m.impl("clone", guarded());
+  m.impl("ones_like", guarded());
+  m.impl("zeros_like", guarded());
+  m.impl("full_like", guarded());
+  m.impl("new_ones", guarded());
+  m.impl("new_zeros", guarded());
+  m.impl("new_full", guarded());
 }
 
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {

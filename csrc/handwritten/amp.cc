@@ -20,6 +20,8 @@ void non_finite_check_and_unscale(at::TensorList self, at::Tensor& found_inf, co
               "flagos: _amp_foreach_non_finite_check_and_unscale_: inv_scale and found_inf must be 1-element tensors");
   TORCH_CHECK(inv_scale.scalar_type() == at::kFloat && found_inf.scalar_type() == at::kFloat,
               "flagos: _amp_foreach_non_finite_check_and_unscale_: inv_scale and found_inf must be float32");
+  // A composite of other flagos ops: their device current once for all of them.
+  const CompositeGuard guard(launch_device_of(found_inf));
   for (const at::Tensor& t : self) {
     check_same_device("_amp_foreach_non_finite_check_and_unscale_",
                       {{"self", t}, {"found_inf", found_inf}, {"inv_scale", inv_scale}});
@@ -39,6 +41,8 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
                     {{"self", scale}, {"growth_tracker", growth_tracker}, {"found_inf", found_inf}});
   TORCH_CHECK(scale.numel() == 1 && growth_tracker.numel() == 1 && found_inf.numel() == 1,
               "flagos: _amp_update_scale_: scale, growth_tracker and found_inf must be 1-element tensors");
+  // A composite of other flagos ops: their device current once for all of them.
+  const CompositeGuard guard(launch_device_of(scale));
   const at::Tensor inf = found_inf.gt(0).to(at::kFloat);                               // 1 after an inf
   const at::Tensor counted = growth_tracker.to(at::kFloat).add(1).mul(inf.neg().add(1));  // 0 after an inf
   const at::Tensor grow = counted.ge(static_cast<double>(growth_interval)).to(at::kFloat);

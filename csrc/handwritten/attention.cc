@@ -144,6 +144,7 @@ ForwardResult fused_attention(const at::Tensor& query, const at::Tensor& key, co
   const int64_t batch = query.size(0), heads = query.size(1), q_len = query.size(2);
   const int64_t kv_len = key.size(2), v_dim = value.size(3);
   const LaunchDevice device = launch_device_of(query, key, value);
+  const LaunchGuard device_current(device);  // before any allocation
 
   at::Tensor out = empty_on(device, {batch, heads, q_len, v_dim}, query.scalar_type());
   const at::Tensor softmax_max = empty_on(device, {batch, heads, q_len, 8}, at::kFloat);
@@ -183,6 +184,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   TORCH_CHECK(out.sizes() == at::IntArrayRef({batch, heads, q_len, v_dim}) && grad_out.sizes() == out.sizes(), op,
               " on flagos: out and grad_out must be [batch, heads, query sequence, value head dim]");
   const LaunchDevice device = launch_device_of(grad_out, query, key, value);
+  const LaunchGuard device_current(device);  // before any allocation
 
   // CANN recomputes the probabilities as exp(score - max) / sum: max =
   // logsumexp and sum = 1 give softmax exactly.

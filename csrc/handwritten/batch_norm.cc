@@ -83,6 +83,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   const at::ScalarType stat_type =
       mixed(input, {&weight, &bias, &running_mean, &running_var}) ? at::kFloat : input.scalar_type();
   const LaunchDevice device = launch_device_of(input);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, input.sizes(), input.scalar_type());
   at::Tensor save_mean = empty_on(device, {training ? channels : 0}, stat_type);
   at::Tensor save_var = empty_on(device, {training ? channels : 0}, stat_type);
@@ -121,6 +122,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_gradients(
     check_channels(op, "running_var", running_var, channels);
   }
   const LaunchDevice device = launch_device_of(grad_out, input);
+  const LaunchGuard device_current(device);  // before any allocation
   const at::ScalarType param_type = present(weight) ? weight->scalar_type() : input.scalar_type();
   at::Tensor grad_input = output_mask[0] ? empty_on(device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = output_mask[1] ? empty_on(device, {channels}, param_type) : at::Tensor();

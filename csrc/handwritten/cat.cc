@@ -70,6 +70,7 @@ void launch_stack(const LaunchDevice& device, const StackPlan& plan, const at::T
 at::Tensor stack(at::TensorList tensors, int64_t dim) {
   check_same_device("stack", {{"tensors", tensors}});
   const LaunchDevice device = launch_device_of(tensors);
+  const LaunchGuard device_current(device);  // before any allocation
   const StackPlan plan = plan_stack(tensors, dim, device);
   at::Tensor out = empty_on(device, plan.sizes, promoted_dtype(tensors));
   launch_stack(device, plan, out);
@@ -79,6 +80,7 @@ at::Tensor stack(at::TensorList tensors, int64_t dim) {
 at::Tensor& stack_out(at::TensorList tensors, int64_t dim, at::Tensor& out) {
   check_same_device("stack.out", {{"tensors", tensors}, {"out", out}});
   const LaunchDevice device = launch_device_of(out, tensors);
+  const LaunchGuard device_current(device);  // before any allocation
   const StackPlan plan = plan_stack(tensors, dim, device);
   check_can_cast("torch.stack()", promoted_dtype(tensors), out);
   at::native::resize_output(out, plan.sizes);

@@ -104,6 +104,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
                 conv.out_channels(weight), " values, got sizes ", bias->sizes());
   }
   const LaunchDevice device = launch_device_of(input, weight, bias);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, conv.output_sizes(input, weight), input.scalar_type());
   if (out.numel() == 0) {
     return out;
@@ -137,6 +138,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(output_sizes), "flagos convolution backward: expected grad_output ",
               "of sizes ", at::IntArrayRef(output_sizes), ", got ", grad_output.sizes());
   const LaunchDevice device = launch_device_of(grad_output, input, weight);
+  const LaunchGuard device_current(device);  // before any allocation
   const int64_t channels = conv.out_channels(weight);
   at::Tensor grad_input = output_mask[0] ? empty_on(device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = output_mask[1] ? empty_on(device, weight.sizes(), weight.scalar_type()) : at::Tensor();

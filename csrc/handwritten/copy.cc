@@ -125,6 +125,7 @@ at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
     return src;
   }
   const LaunchDevice device = launch_device_of(src);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, src.sizes(), dtype);
   launch_copy(device, out, src);  // packs a copy's source on the source's own device before the transfer
   return out;
@@ -186,6 +187,7 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_
   }
   const at::Tensor host = src.to(dst.scalar_type()).expand_as(dst).contiguous();
   const LaunchDevice device = launch_device_of(dst);
+  const LaunchGuard device_current(device);  // before any allocation
   const at::Tensor staging = dst.is_contiguous() ? dst : empty_on(device, dst.sizes(), dst.scalar_type());
   {
     const LaunchGuard guard(device);
@@ -225,6 +227,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   const c10::DeviceIndex src_device = src.device().index();
   const at::Tensor packed = contiguous_on_device(src, src.scalar_type());
   const LaunchDevice device = launch_device_of(dst);
+  const LaunchGuard device_current(device);  // before any allocation
   const bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type() &&
                       dst.sizes() == src.sizes();
   const at::Tensor staging = direct ? dst : empty_on(device, packed.sizes(), packed.scalar_type());
@@ -342,6 +345,7 @@ at::Tensor checked_copy_from(const at::Tensor& self, const at::Tensor& dst, bool
 }
 
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  const LaunchGuard device_current(launch_device_of(dst));  // before the resize allocates
   at::native::resize_output(dst, self.sizes());
   return copy_from(self, dst, /*non_blocking=*/false);
 }
@@ -349,6 +353,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 // conj_physical into `out`: the values, then the imaginary parts negated.
 at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
   check_same_device("conj_physical.out", {{"self", self}, {"out", out}});
+  const LaunchGuard device_current(launch_device_of(self, out));  // before the resize allocates
   // The CPU's checks (TensorIterator's unary op: dtype, overlap), and `out` resized.
   at::TensorIterator::unary_op(out, self);
   copy_from(physical(self), out, /*non_blocking=*/false);

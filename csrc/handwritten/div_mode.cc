@@ -59,6 +59,7 @@ at::Tensor div_scalar_mode(const at::Tensor& self, const at::Scalar& other,
                            std::optional<std::string_view> rounding_mode) {
   const int mode = mode_of(rounding_mode);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, self.sizes(), div_type(at::result_type(self, other), mode));
   if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnDivMods, self, other, mode, out);
@@ -69,6 +70,7 @@ at::Tensor div_scalar_mode(const at::Tensor& self, const at::Scalar& other,
 at::Tensor& div_scalar_mode_(at::Tensor& self, const at::Scalar& other, std::optional<std::string_view> rounding_mode) {
   const int mode = mode_of(rounding_mode);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMods, self, other, mode);
   }

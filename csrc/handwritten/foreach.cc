@@ -116,6 +116,7 @@ std::vector<at::Tensor> pick(at::TensorList list, const Group& group) {
 // stored in `results` at the group's indices and returned for the launch.
 std::vector<at::Tensor> allocate(at::TensorList self, const Group& group, std::vector<at::Tensor>& results) {
   const LaunchDevice device = launch_device_of(self[group.members[0]]);
+  const LaunchGuard device_current(device);  // before any allocation
   std::vector<at::Tensor> outs;
   for (size_t i : group.members) {
     results[i] = empty_on(device, self[i].sizes(), self[i].scalar_type());

@@ -171,6 +171,7 @@ at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& in
     if (index.has_value() && index->defined()) at::assert_no_overlap(self, *index);
   }
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   const Indices prepared = prepare_indices(self, indices, device, /*with_meta=*/true);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
   // The shape first, then the dtype, as ATen's index_put_ checks them.

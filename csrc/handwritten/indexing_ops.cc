@@ -83,6 +83,7 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   check_index("index_select", index);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, index_select_sizes(self, dim, index), self.scalar_type());
   launch_index_select(device, self, dim, index, out);
   return out;
@@ -98,6 +99,7 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   at::assert_no_overlap(out, index);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const LaunchDevice device = launch_device_of(self, out);
+  const LaunchGuard device_current(device);  // before any allocation
   at::native::resize_output(out, index_select_sizes(self, dim, index));
   launch_index_select(device, self, dim, index, out);
   return out;
@@ -127,6 +129,7 @@ at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const 
   AT_DISPATCH_V2(self.scalar_type(), "masked_fill", AT_WRAP([&] { (void)value.to<scalar_t>(); }), at::kBool,
                  at::kHalf, at::kBFloat16, at::kComplexHalf, AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX));
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillScalar, self, on_launch_device(mask, device), value);
   }
@@ -150,6 +153,7 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
                    at::kHalf, at::kBFloat16, at::kComplexHalf, AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX));
   }
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   if (self.numel() > 0) {
     const at::Tensor value_typed = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillTensor, self, on_launch_device(mask, device), value_typed);
@@ -165,6 +169,7 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, c10::S
   check_same_device("embedding", {{"weight", weight}, {"indices", flagos_only(indices)}});
   check_index("embedding", indices);
   const LaunchDevice device = launch_device_of(weight);
+  const LaunchGuard device_current(device);  // before any allocation
   std::vector<int64_t> sizes = indices.sizes().vec();
   sizes.push_back(weight.size(1));
   at::Tensor out = empty_on(device, sizes, weight.scalar_type());
@@ -181,6 +186,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   const int64_t rows = num_weights.guard_int(__FILE__, __LINE__);
   const int64_t padding = padding_idx.guard_int(__FILE__, __LINE__);
   const LaunchDevice device = launch_device_of(grad_output);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, {rows, grad_output.size(-1)}, grad_output.scalar_type());
   if (out.numel() == 0) {
     return out;
@@ -209,6 +215,7 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
     wrapped.push_back(d);
   }
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
   if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnFlip, self, wrapped, out);
@@ -226,6 +233,7 @@ at::Tensor eye_m(c10::SymInt n_sym, c10::SymInt m_sym, std::optional<at::ScalarT
   TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
   const LaunchDevice device = launch_device_of(device_arg);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, {n, m}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
   if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnEye, n, m, out);
@@ -243,6 +251,7 @@ at::Tensor linspace(const at::Scalar& start, const at::Scalar& end, int64_t step
                     std::optional<at::Device> device_arg, std::optional<bool> /*pin_memory*/) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   const LaunchDevice device = launch_device_of(device_arg);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, {steps}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
   if (steps > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnLinspace, start, end, steps, out);

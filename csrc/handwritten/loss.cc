@@ -65,6 +65,7 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   check_same_device("mse_loss_backward", {{"grad_output", grad_output}, {"self", self}, {"target", target}});
   check_reduction(reduction);
   const LaunchDevice device = launch_device_of(self, target, grad_output);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor grad_input = empty_on(device, grad_sizes(grad_output, self, target),
                                    grad_dtype(grad_output, self, target));
   launch_mse_loss_backward(device, grad_output, self, target, reduction, grad_input);
@@ -77,6 +78,7 @@ at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
                     {{"grad_output", grad_output}, {"self", self}, {"target", target}, {"grad_input", grad_input}});
   check_reduction(reduction);
   hw::check_out_dtype(grad_input, grad_dtype(grad_output, self, target));
+  const LaunchGuard device_current(launch_device_of(self, target, grad_output));  // before any allocation
   at::native::resize_output(grad_input, grad_sizes(grad_output, self, target));
   launch_mse_loss_backward(launch_device_of(self, target, grad_output), grad_output, self, target, reduction,
                            grad_input);

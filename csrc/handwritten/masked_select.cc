@@ -30,6 +30,7 @@ at::Tensor masked_select_kernel(const at::Tensor& self, const at::Tensor& mask) 
   check_same_device("masked_select", {{"self", self}, {"mask", mask}});
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
   const LaunchDevice device = launch_device_of(self, mask);
+  const LaunchGuard device_current(device);  // before any allocation
   const at::Tensor source = on_launch_device(self, device);
   const at::Tensor selector = on_launch_device(mask, device);
   const std::vector<int64_t> shape = at::infer_size(source.sizes(), selector.sizes());
@@ -51,6 +52,7 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
   at::assert_no_overlap(out, mask);
+  const LaunchGuard device_current(launch_device_of(self, mask));  // before any allocation
   const at::Tensor selected = masked_select_kernel(self, mask);
   at::native::resize_output(out, selected.sizes());
   out.copy_(selected);

@@ -15,6 +15,7 @@
 // kernels launch; the fused aclnnMatmul kernel runs only without the autograd
 // key (torch.inference_mode(), or code already below autograd).
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/matmul_native.h>
@@ -80,6 +81,7 @@ at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
   check_same_device("matmul", {{"self", self}, {"other", other}});
   check_same_dtype(self, other);
   const LaunchDevice device = launch_device_of(self, other);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, matmul_sizes(self, other), self.scalar_type());
   if (needs_launch(self, out)) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kMatmulKeepDtype);
@@ -92,7 +94,13 @@ at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tens
   check_same_dtype(self, other);
   hw::check_out_dtype(out, self.scalar_type());
   const LaunchDevice device = launch_device_of(self, out, other);
+  const LaunchGuard device_current(device);  // before any allocation
   at::native::resize_output(out, matmul_sizes(self, other));
+  // As the CPU's mm/bmm out= (what matmul writes through): `out` shares no
+  // memory with itself or an operand.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, other);
   if (needs_launch(self, out)) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kMatmulKeepDtype);
   }
@@ -106,9 +114,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 // Keeps matmul's decomposition (and so its derivative) under autograd; see
 // the top of this file.
+// ATen's decompositions, with the operands' device made current once
+// (CompositeGuard): the out= tensor's resize and the inner launches find it
+// current.
+at::Tensor matmul_decomposed(const at::Tensor& self, const at::Tensor& other) {
+  const CompositeGuard guard(launch_device_of(self, other));
+  return at::native::matmul(self, other);
+}
+
+at::Tensor& matmul_out_decomposed(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  const CompositeGuard guard(launch_device_of(self, out, other));
+  return at::native::matmul_out(self, other, out);
+}
+
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("matmul", flagos::with_dtype_fallback<"matmul", &at::native::matmul>());
-  m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &at::native::matmul_out>());
+  m.impl("matmul", flagos::with_dtype_fallback<"matmul", &matmul_decomposed>());
+  m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &matmul_out_decomposed>());
 }
 
 }  // namespace

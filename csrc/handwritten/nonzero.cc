@@ -48,6 +48,7 @@ at::Tensor nonzero_on(const LaunchDevice& device, const at::Tensor& self) {
 
 at::Tensor nonzero(const at::Tensor& self) {
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   return nonzero_on(device, self);
 }
 
@@ -56,6 +57,7 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type",
               out.scalar_type());
   const LaunchDevice device = launch_device_of(self, out);
+  const LaunchGuard device_current(device);  // before any allocation
   const at::Tensor indices = nonzero_on(device, self);
   at::native::resize_output(out, indices.sizes());
   if (indices.numel() > 0) {

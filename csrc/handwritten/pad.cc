@@ -92,6 +92,7 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, 
                 " of your input.");
   }
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, sizes, self.scalar_type());
   if (out.numel() == 0) {
     return out;
@@ -363,6 +364,7 @@ at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding_
   const std::vector<int64_t> padding = pad_ints(padding_sym);
   check_pad("reflection_pad2d", Mode::kReflect, 2, self, padding);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, padded_sizes(self.sizes(), padding), self.scalar_type());
   pad_into("reflection_pad2d", device, Mode::kReflect, 2, self, padding, out);
   return out;
@@ -377,6 +379,7 @@ at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& g
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",
               at::IntArrayRef(sizes), ", got ", grad_output.sizes());
   const LaunchDevice device = launch_device_of(self, grad_output);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
   pad_backward_into(op, device, mode, k, grad_output, self, padding, grad_input);
   return grad_input;

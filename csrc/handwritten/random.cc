@@ -157,6 +157,7 @@ at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> generator) {
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
   TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   const LaunchDevice device = launch_device_of(input);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor mask = empty_on(device, input.sizes(), at::kBool);
   if (!train.value_or(true) || p == 0) {
     mask.fill_(true);
@@ -172,6 +173,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 
 at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
   check_same_device("native_dropout_backward", {{"grad_output", grad_output}, {"mask", mask}});
+  const LaunchGuard device_current(launch_device_of(grad_output));  // for both launches and their outputs
   return grad_output.mul(mask).mul(at::Scalar(scale));
 }
 
@@ -189,6 +191,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes.back() = n_sample;
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, sizes, at::kLong);
   if (out.numel() == 0) {
     return out;

@@ -88,6 +88,7 @@ at::Tensor var_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, r.sizes, result_type(self));
   if (out.numel() == 0) {
     return out;
@@ -104,6 +105,7 @@ at::Tensor std_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, r.sizes, result_type(self));
   if (out.numel() == 0) {
     return out;
@@ -120,6 +122,7 @@ std::tuple<at::Tensor, at::Tensor> var_mean_correction(const at::Tensor& self, a
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor var = empty_on(device, r.sizes, result_type(self));
   at::Tensor mean = empty_on(device, r.sizes, self.scalar_type());
   if (var.numel() == 0) {
@@ -137,6 +140,7 @@ std::tuple<at::Tensor, at::Tensor> std_mean_correction(const at::Tensor& self, a
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
   const LaunchDevice device = launch_device_of(self);
+  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor std = empty_on(device, r.sizes, result_type(self));
   at::Tensor mean = empty_on(device, r.sizes, self.scalar_type());
   if (std.numel() == 0) {

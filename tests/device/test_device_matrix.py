@@ -243,3 +243,49 @@ def check_nan_mode(spec):
     torch_fl.sim.set_mismatch_mode("nan")
     outcome = guards_off_outcome(case)
     assert outcome is not None and torch_fl.sim.stats()["mismatched_launches"] >= 1, outcome
+
+
+# ---- set-device calls on a cold allocator -------------------------------------------
+
+
+def set_device_calls(case: Case, cold: bool) -> int:
+    args, kwargs = case.place(f"flagos:{K}")
+    torch.flagos.set_device(0)
+    torch.flagos.synchronize(K)
+    if cold:
+        torch_fl.flagos.empty_cache()  # the inputs stay; every output is a fresh runtime allocation
+    torch_fl.sim.reset_stats()
+    case.call(args, kwargs, f"flagos:{K}")
+    assert torch.flagos.current_device() == 0
+    return torch_fl.sim.stats()["set_device_calls"]
+
+
+def check_set_device_calls_cold_and_warm(case: Case):
+    """The launch device is made current before any output is allocated: with nothing
+    cached, the allocator's runtime allocation finds it current, so a call makes the same
+    set-device calls cold as warm, and a kernel makes two (the switch and the restore)."""
+    spec = case.spec
+    set_device_calls(case, cold=False)  # once first: one-time work (autograd's device threads) is not counted
+    cold = set_device_calls(case, cold=True)
+    warm = set_device_calls(case, cold=False)
+    assert cold == warm, f"{spec.op}: {cold} set-device calls on a cold allocator, {warm} on a warm one"
+    expected = SEVERAL_KERNELS.get((spec.op, case.id), (2, ""))[0]
+    assert warm == expected, f"{spec.op}: {warm} set-device calls, not {expected}"
+
+
+# Cases whose call runs several kernels, each with its own guard (a composite
+# that ATen or the test's OpInfo runs around the op): (op, case) -> (calls, what).
+SEVERAL_KERNELS: dict[tuple[str, str], tuple[int, str]] = {
+    ("zero_", "opinfo:zero_#1"): (4, "the OpInfo's in-place variant clones self first: clone, then zero_"),
+    ("_scaled_dot_product_fused_attention_overrideable_backward", "plain"):
+        (8, "the case runs SDPA forward and backward under autograd: the forward, out * out, sum, "
+            "autograd's ones_like seed, then the backward"),
+}
+
+COLD_PARAMS = [pytest.param(case, id=f"{spec.op}-{case.id}") for spec in OPS for case in CASES[spec.op][:1]
+               if not case.empty]
+
+
+@pytest.mark.parametrize("case", COLD_PARAMS)
+def test_set_device_calls_cold_and_warm(case: Case, worker):
+    worker.submit(check_set_device_calls_cold_and_warm, case).result()

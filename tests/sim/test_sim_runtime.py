@@ -229,6 +229,7 @@ def test_stats_json_counts_a_known_scenario():
         "live_arguments": 5,
         "failed_tasks": 0,
         "hazards": 0,
+        "lenient_kernel_errors": 0,
     }
 
 
