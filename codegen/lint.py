@@ -683,7 +683,9 @@ def _check_body(entry: HandwrittenEntry, source, table, reached: set) -> list[Li
     problems = []
     for body in (f for f in source.functions if f.name == entry.impl and f.params and f.params[0]):
         found: list = []
-        _walk(Frame(source, body, {}, {body.params[0]: _BODY_DEVICE}), table, (id(body),), found)
+        params = {param: param for param in body.params[1:] if param}
+        params[body.params[0]] = _BODY_DEVICE
+        _walk(Frame(source, body, {}, params), table, (id(body),), found)
         tracer = DeviceTracer()
         for launch, frame in found:
             reached.add((launch.source.shown, launch.position))

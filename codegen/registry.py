@@ -635,6 +635,10 @@ def _handwritten_entry(entry, line: int, shown: str, schemas: ATenSchemas, paths
             problems.add(impl_loc, op, f"{op} is not structured in torch {_torch_version()}: there is no meta "
                          "function whose outputs the body could take",
                          "remove `impl:` and register the whole kernel in the file")
+        elif entry.get("guard") == "none":
+            problems.add(impl_loc, op, "a body launches on the device its wrapper passes, and `guard: none` "
+                         "passes none: the launch would run on whatever device is current",
+                         "declare `guard: first-tensor` or `guard: explicit-arg` with `guard_arg:`")
     if len(problems.items) != before or policy is None:
         return None
     return HandwrittenEntry(op, policy, file, Location(shown, entry.line), impl)

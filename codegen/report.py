@@ -30,12 +30,15 @@ def policy_rows(registry: Registry, kernels: list[KernelView], schemas: ATenSche
         PolicyRow(k.op, "generated", k.shape, k.guard, ", ".join(k.guard_sources) or "-", k.device_check,
                   k.reason or "", k.yaml_loc, ", ".join(k.entry_points))
         for k in kernels
+        if k.impl_call is None  # a handwritten body's wrapper: its handwritten entry is its row
     ]
     for entry in registry.handwritten:
         schema = schemas.get(entry.op)
         sources = guard_sources(entry.policy.guard, entry.policy.guard_arg, schema) if schema else ()
-        rows.append(PolicyRow(entry.op, "handwritten", "-", entry.policy.guard.value, ", ".join(sources) or "-",
-                              entry.policy.device_check.value, entry.policy.reason or "", str(entry.loc), entry.file))
+        shape = "impl" if entry.impl is not None else "-"
+        kernel = f"{entry.file} (flagos::impl::{entry.impl})" if entry.impl is not None else entry.file
+        rows.append(PolicyRow(entry.op, "handwritten", shape, entry.policy.guard.value, ", ".join(sources) or "-",
+                              entry.policy.device_check.value, entry.policy.reason or "", str(entry.loc), kernel))
     return sorted(rows, key=lambda row: row.op)
 
 

@@ -6,19 +6,28 @@ import os
 
 import pytest
 
+# neg is structured in torch (ATen's meta function computes its output): no `out:`.
 NEG = """- op: neg
   shape: unary
   launch: aclnnNeg(self, out)
+  guard: first-tensor
+"""
+
+# relu is not structured: its entry keeps the registry's output rules.
+RELU = """- op: relu
+  shape: unary
+  launch: aclnnRelu(self, out)
   out:
     size: self
     dtype: self
+  check: relu
   guard: first-tensor
 """
 
 
 CASES = {
     # name: (file, old, new, needle locating the reported line, op, message fragment)
-    "yaml syntax": ("yaml/ops/unary.yaml", "- op: abs\n  shape: unary", "- op: abs\n  shape: [unary",
+    "yaml syntax": ("yaml/ops/unary.yaml", "- op: exp\n  shape: unary", "- op: exp\n  shape: [unary",
                     None, None, "YAML syntax error"),
     "unknown key": ("yaml/ops/unary.yaml", NEG, NEG.replace("  guard:", "  guards: first-tensor\n  guard:"),
                     "guards:", "neg", "unknown key `guards`"),
@@ -28,9 +37,9 @@ CASES = {
         "yaml/ops/unary.yaml", NEG, NEG.replace("guard: first-tensor", "guard: explicit-arg\n  guard_arg: input"),
         "guard_arg: input", "neg", "guard_arg `input` is not an argument of neg"),
     "explicit-arg, not a tensor or device": (
-        "yaml/ops/binary.yaml", "  out:\n    size: broadcast(self, other)\n    dtype: result_type(self, other)\n"
+        "yaml/ops/binary.yaml", "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"
         "  guard: first-tensor\n\n- op: add_.Tensor",
-        "  out:\n    size: broadcast(self, other)\n    dtype: result_type(self, other)\n"
+        "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"
         "  guard: explicit-arg\n  guard_arg: alpha\n\n- op: add_.Tensor",
         "guard_arg: alpha", "add.Tensor", "neither a tensor, a tensor list nor a device"),
     "first-tensor without tensors": (
@@ -41,16 +50,17 @@ CASES = {
     "no-check without reason": (
         "yaml/ops/unary.yaml", NEG, NEG.replace("guard: first-tensor", "guard: first-tensor\n  device_check: no-check"),
         "device_check: no-check", "neg", "device_check no-check without a `reason`"),
-    "same op twice": ("yaml/ops/unary.yaml", NEG, NEG + "\n" + NEG.replace("op: neg", "op: abs"),
-                      None, "abs", "abs is registered twice"),
+    "same op twice": ("yaml/ops/unary.yaml", NEG, NEG + "\n" + NEG.replace("op: neg", "op: exp"),
+                      None, "exp", "exp is registered twice"),
     "unknown shape": ("yaml/ops/unary.yaml", NEG, NEG.replace("shape: unary", "shape: unaryy"),
                       "shape: unaryy", "neg", "unknown kernel shape `unaryy`"),
     "entry point without prototype": (
         "yaml/ops/unary.yaml", NEG, NEG.replace("aclnnNeg(self, out)", "aclnnNegative(self, out)"),
         "aclnnNegative", "neg", "entry point `aclnnNegative` has no prototype"),
     "scalar onto an aclTensor": (
-        "yaml/ops/scalar.yaml", "launch: aclnnMuls(self, other, out)", "launch: aclnnMul(self, other, out)",
-        "launch: aclnnMul(self, other, out)", "mul.Scalar", "is a Scalar but the parameter is `const aclTensor*`"),
+        "yaml/ops/scalar.yaml", "launch: aclnnPowTensorScalar(self, exponent, out)",
+        "launch: aclnnPowTensorTensor(self, exponent, out)", "launch: aclnnPowTensorTensor(self, exponent, out)",
+        "pow.Tensor_Scalar", "is a Scalar but the parameter is `const aclTensor*`"),
     "wrong argument count": ("yaml/ops/unary.yaml", NEG, NEG.replace("aclnnNeg(self, out)", "aclnnNeg(self)"),
                              "aclnnNeg(self)", "neg", "aclnnNeg takes 2 argument(s), the launch passes 1"),
     "input onto an output parameter": (
@@ -75,8 +85,8 @@ CASES = {
         "yaml/aclnn.yaml", "  source: hicann/ops-math/math/neg/op_api/aclnn_neg.h\n",
         "  source: hicann/ops-math/math/neg/op_api/aclnn_neg.h\n  direction: out\n",
         "direction: out", None, "unknown key `direction`"),
-    "unknown rule": ("yaml/ops/unary.yaml", NEG, NEG.replace("size: self", "size: broadcast(self)"),
-                     "size: broadcast(self)", "neg", "takes 2 argument(s), not 1"),
+    "unknown rule": ("yaml/ops/unary.yaml", RELU, RELU.replace("size: self", "size: broadcast(self)"),
+                     "size: broadcast(self)", "relu", "takes 2 argument(s), not 1"),
 }
 
 
@@ -107,12 +117,12 @@ def test_registry_error(ws, case):
 
 
 def test_handwritten_and_generated(ws):
-    ws.edit("yaml/handwritten.yaml", "- op: zero_\n", "- op: abs\n  guard: first-tensor\n  file: csrc/handwritten/x.cc\n\n- op: zero_\n")
+    ws.edit("yaml/handwritten.yaml", "- op: zero_\n", "- op: exp\n  guard: first-tensor\n  file: csrc/handwritten/x.cc\n\n- op: zero_\n")
     run = ws.run()
     assert run.code == 2
-    line = ws.line_of("yaml/handwritten.yaml", "- op: abs")
-    generated = ws.line_of("yaml/ops/unary.yaml", "- op: abs")
-    assert f"yaml/handwritten.yaml:{line}: abs: abs is both generated (at yaml/ops/unary.yaml:{generated})" in run.err
+    line = ws.line_of("yaml/handwritten.yaml", "- op: exp")
+    generated = ws.line_of("yaml/ops/unary.yaml", "- op: exp")
+    assert f"yaml/handwritten.yaml:{line}: exp: exp is both generated (at yaml/ops/unary.yaml:{generated})" in run.err
     assert "fix: remove one of the two entries" in run.err
 
 
@@ -146,3 +156,108 @@ def test_none_with_a_listed_reason_is_accepted(ws):
     assert ws.run().code == 0
     report = ws.run("--report")
     assert "`launches nothing`" in report.out
+
+
+# ---- structured ops, `check:` and `impl:` ------------------------------------------
+
+
+def _torch() -> str:
+    import torch
+
+    return torch.__version__.split("+")[0]
+
+
+def _refused(ws, file: str, needle: str, op: str, message: str, fix: str, before=None) -> None:
+    """`python -m codegen` refuses the registry with `file:line: op: message` and its fix, writing nothing."""
+    run = ws.run()
+    assert run.code == 2, run.err
+    assert "nothing was written" in run.err
+    line = ws.line_of(file, needle)
+    expected = f"{file}:{line}: {op}: {message}\n    fix: {fix}\n"
+    assert expected in run.err + "\n", run.err
+    if before is not None:
+        assert _snapshot(ws) == before
+
+
+# An `out:` rule on a structured op of each kind: functional (one output, several), out=, in place.
+STRUCTURED_OUT = {
+    # name: (file, entry head the rule is added after, op, meta class, the outputs the fix names)
+    "functional": ("yaml/ops/unary.yaml", "- op: neg\n  shape: unary\n  launch: aclnnNeg(self, out)\n",
+                   "neg", "at::meta::structured_neg", "out"),
+    "several outputs": ("yaml/ops/reduction_more.yaml",
+                        "- op: max.dim\n  shape: general\n  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
+                        "max.dim", "at::meta::structured_max_dim", "values, indices"),
+    "out=": ("yaml/ops/reduction_more.yaml",
+             "- op: max.dim_max\n  shape: general\n  launch: aclnnMaxDim(self, dim, keepdim, max, max_values)\n",
+             "max.dim_max", "at::meta::structured_max_dim", "max, max_values"),
+    "in place": ("yaml/ops/binary.yaml",
+                 "- op: mul_.Tensor\n  shape: inplace\n  launch: aclnnInplaceMul(self, other)\n",
+                 "mul_.Tensor", "at::meta::structured_mul_Tensor", "self"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRUCTURED_OUT))
+def test_structured_op_with_out_rules_is_refused(ws, case):
+    file, head, op, meta, outputs = STRUCTURED_OUT[case]
+    assert ws.run().code == 0
+    before = _snapshot(ws)
+    ws.edit(file, head, head + "  out:  # the refused rules\n    size: self\n    dtype: self\n")
+    # at the line of the `out:` key
+    _refused(ws, file, "out:  # the refused rules", op,
+             f"{op} is structured in torch {_torch()}: its meta function ({meta}) computes the outputs' sizes "
+             "and dtypes", f"remove `out:`; the launch names the outputs {outputs}", before)
+
+
+def test_check_on_a_structured_op_is_refused(ws):
+    head = "- op: neg\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
+    ws.edit("yaml/ops/unary.yaml", head, head + "  check: neg\n")
+    _refused(ws, "yaml/ops/unary.yaml", "check: neg", "neg",
+             f"neg is structured in torch {_torch()}: its meta function (at::meta::structured_neg) checks its "
+             "arguments", "remove `check:`")
+
+
+@pytest.mark.parametrize("name", ["dot()", "flagos::check::dot", "Dot Check", "class", "launch_device", "3"])
+def test_check_that_is_not_an_identifier_is_refused(ws, name):
+    ws.edit("yaml/ops/matmul.yaml", "  check: dot\n", f"  check: {name}\n")
+    _refused(ws, "yaml/ops/matmul.yaml", f"  check: {name}", "dot", f"`check: {name}` is not a C++ function name",
+             "name the check in lower_snake_case, after the op (dot, where)")
+
+
+def test_impl_on_an_op_that_is_not_structured_is_refused(ws):
+    ws.edit("yaml/handwritten.yaml", "- op: zero_\n  guard: first-tensor\n",
+            "- op: zero_\n  guard: first-tensor\n  impl: zero\n")
+    _refused(ws, "yaml/handwritten.yaml", "impl: zero", "zero_",
+             f"zero_ is not structured in torch {_torch()}: there is no meta function whose outputs the body "
+             "could take", "remove `impl:` and register the whole kernel in the file")
+
+
+def test_impl_that_is_not_an_identifier_is_refused(ws):
+    ws.edit("yaml/handwritten.yaml", "  impl: scatter_value\n", "  impl: scatter-value\n")
+    _refused(ws, "yaml/handwritten.yaml", "impl: scatter-value", "scatter.value",
+             "`impl: scatter-value` is not a C++ function name",
+             "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)")
+
+
+def test_one_impl_for_two_meta_classes_is_refused(ws):
+    """scatter.value's meta function is not scatter.src's: one body cannot take both groups' arguments."""
+    scatter_src = ws.line_of("yaml/handwritten.yaml", "- op: scatter.src")
+    text = ws.read("yaml", "handwritten.yaml")
+    entry = text[text.index("- op: scatter.value\n"):]
+    entry = entry[: entry.index("\n\n") + 1]
+    ws.edit("yaml/handwritten.yaml", entry, entry.replace("impl: scatter_value", "impl: scatter_src"))
+    _refused(ws, "yaml/handwritten.yaml", "- op: scatter.value", "scatter.value",
+             f"impl scatter_src is also the body of scatter.src (yaml/handwritten.yaml:{scatter_src}), whose meta "
+             "function is at::meta::structured_scatter_src, not at::meta::structured_scatter_value",
+             "give each structured group its own body")
+
+
+def test_one_impl_in_two_files_is_refused(ws):
+    text = ws.read("yaml", "handwritten.yaml")
+    gather = text[: text.index("- op: gather\n")].count("\n") + 1
+    entry = text[text.index("- op: gather.out\n"):]
+    entry = entry[: entry.index("\n\n") + 1]
+    ws.edit("yaml/handwritten.yaml", entry,
+            entry.replace("file: csrc/handwritten/indexing_ops.cc", "file: csrc/handwritten/gather_out.cc"))
+    _refused(ws, "yaml/handwritten.yaml", "- op: gather.out", "gather.out",
+             f"impl gather is defined in csrc/handwritten/indexing_ops.cc (yaml/handwritten.yaml:{gather})",
+             "write `file: csrc/handwritten/indexing_ops.cc`")

@@ -84,8 +84,10 @@ def test_an_input_onto_an_output_fails_whatever_the_constness(ctype):
     ("addcmul", "dtype", "result_type3(self, tensor1, tensor2)", "flagos::gen::result_type3(self, tensor1, tensor2)"),
     ("full", "size", "size", "C10_AS_INTARRAYREF_SLOW(size)"),
     ("full", "dtype", "dtype or full_type(fill_value)", "dtype.value_or(flagos::gen::full_type(fill_value))"),
-    ("arange", "size", "arange(0, end, 1)",
-     "flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))"),
+    # arange's size is ATen's compute_arange_size, which needs the result's dtype
+    ("arange", "size", "arange(0, end, 1, dtype or arange_type(0, end, 1))",
+     "flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}), "
+     "dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))))"),
 ])
 def test_rules(op, role, text, cpp):
     assert render_rule(parse_expr(text), Scope(aten_schemas().get(op), True), role, set()) == cpp

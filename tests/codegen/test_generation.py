@@ -21,7 +21,7 @@ def test_outputs(ws):
     prototypes = [name for name in files if name.startswith("aclnn/")]
     assert len(prototypes) > 100 and all(name.endswith(".h") for name in prototypes)
     assert sorted(set(files) - set(prototypes)) == sorted(
-        ["aclnn_ops.h", "kernel_support.h"] + [shard_file(i) for i in range(SHARDS)])
+        ["aclnn_ops.h", "impls.h", "kernel_support.h", "op_checks.h"] + [shard_file(i) for i in range(SHARDS)])
     for name, data in files.items():
         text = data.decode()
         assert text.startswith(HEADER) and "; do not edit\n" in text.splitlines(keepends=True)[0], name
@@ -94,6 +94,16 @@ def test_deterministic(ws, tmp_path):
     assert first == second
 
 
+def _summary(ws, written: int) -> str:
+    """The line `python -m codegen` prints, with the counts taken from the workspace's registry."""
+    from codegen.registry import Paths, load_registry
+
+    registry = load_registry(Paths(ws.root))
+    bodies = sum(1 for entry in registry.handwritten if entry.impl is not None)
+    return (f"{len(registry.ops)} generated ops, {len(registry.handwritten)} handwritten ({bodies} of them bodies "
+            f"in generated wrappers): {len(ws.outputs())} files, {written} written\n")
+
+
 def test_noop_run_writes_nothing(ws):
     assert ws.run().code == 0
     old = time.time() - 3600
@@ -101,8 +111,23 @@ def test_noop_run_writes_nothing(ws):
         os.utime(os.path.join(ws.out_dir, name), (old, old))
     mtimes = {name: os.stat(os.path.join(ws.out_dir, name)).st_mtime_ns for name in os.listdir(ws.out_dir)}
     run = ws.run()
-    assert run.code == 0 and ": 0 written" in run.out
+    assert run.code == 0 and run.out == _summary(ws, written=0), run.out
     assert mtimes == {name: os.stat(os.path.join(ws.out_dir, name)).st_mtime_ns for name in os.listdir(ws.out_dir)}
+
+
+def test_summary_lines(ws):
+    """`python -m codegen` and `--check` print the registry's counts: generated ops, handwritten ones and
+    how many of those are bodies of generated wrappers (`impl:`); a run that writes a few files names them."""
+    run = ws.run()
+    assert run.code == 0 and run.out == _summary(ws, written=len(ws.outputs())), run.out
+    summary = _summary(ws, written=0)
+    counts = summary[: summary.index(": ")]
+    run = ws.run("--check")
+    assert run.code == 0 and run.out == f"csrc/generated is up to date ({counts}); kernel lint passed\n", run.out
+    ws.edit("yaml/ops/unary.yaml", "  guard: first-tensor\n\n- op: exp",
+            "  guard: explicit-arg\n  guard_arg: self\n\n- op: exp")  # neg's policy
+    run = ws.run()
+    assert run.code == 0 and run.out == _summary(ws, written=1)[:-1] + f": {shard_file(shard_of('neg'))}\n", run.out
 
 
 def test_one_policy_edit_touches_one_wrapper(ws):
@@ -134,13 +159,13 @@ def test_check_passes_on_the_repository(capsys):
 def test_check_fails_on_a_stale_tree(ws):
     assert ws.run().code == 0
     assert ws.run("--check").code == 0
-    ws.edit("yaml/ops/unary.yaml", "aclnnAbs(self, out)", "aclnnNeg(self, out)")
+    ws.edit("yaml/ops/unary.yaml", "aclnnExp(self, out)", "aclnnNeg(self, out)")  # exp's launch
     before = ws.outputs()
     run = ws.run("--check")
     assert run.code == 1
-    shard = shard_file(shard_of("abs"))
+    shard = shard_file(shard_of("exp"))
     assert f"--- a/csrc/generated/{shard}\n+++ b/csrc/generated/{shard}\n" in run.out
-    assert "-  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAbs, self, out);" in run.out
+    assert "-  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, out);" in run.out
     assert "+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, out);" in run.out
     assert f"python -m codegen --root {ws.root}" in run.err
     assert ws.outputs() == before  # --check writes nothing
@@ -162,15 +187,30 @@ def test_check_reports_a_hand_edited_or_stale_file(ws):
     assert not os.path.exists(os.path.join(ws.out_dir, "kernels_99.cpp"))
 
 
+def _wrapper_body(ws, op: str, declaration: str) -> str:
+    shard = ws.read("csrc", "generated", shard_file(shard_of(op)))
+    body = shard[shard.index(declaration):]
+    return body[: body.index("\n}\n")]
+
+
 def test_wrapper_order(ws):
-    """Each wrapper: device check, then the launch device, then outputs, then the launch."""
+    """Each wrapper: device check, then the launch device made current, then the argument checks and
+    the outputs (ATen's meta function for a structured op), then the launch."""
     assert ws.run().code == 0
-    shard = ws.read("csrc", "generated", shard_file(shard_of("add.Tensor")))
-    body = shard[shard.index("at::Tensor wrapper_add_Tensor("):]
-    body = body[: body.index("\n}\n")]
+    body = _wrapper_body(ws, "add.Tensor", "at::Tensor wrapper_add_Tensor(")
     order = [body.index(marker) for marker in (
-        "flagos::check_same_device(", "flagos::launch_device_of(self, other)", "flagos::empty_on(launch_device",
+        "flagos::check_same_device(", "flagos::launch_device_of(self, other)",
+        "const flagos::LaunchGuard launch_guard(launch_device);",
+        "flagos::StructuredFunctional<at::meta::structured_add_Tensor, 1> op(launch_device);",
+        "op.meta(self, other, alpha);",
         "FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds", "FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdd,")]
+    assert order == sorted(order)
+    # not structured: the registry's check, then the registry's output rule
+    body = _wrapper_body(ws, "relu", "at::Tensor wrapper_relu(")
+    order = [body.index(marker) for marker in (
+        "flagos::check_same_device(", "flagos::launch_device_of(self)",
+        "const flagos::LaunchGuard launch_guard(launch_device);", "flagos::check::relu(self);",
+        "flagos::empty_on(launch_device", "FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRelu,")]
     assert order == sorted(order)
 
 
@@ -181,9 +221,11 @@ def test_registry_covers_the_first_set():
     shapes = {entry.shape for entry in registry.ops}
     assert len(registry.ops) >= 40 and len(shapes) >= 8
     ops = {entry.op for entry in registry.ops}
-    assert {"add.Tensor", "add_.Tensor", "add.out", "mul.Scalar", "sum.dim_IntList", "_softmax", "addmm",
-            "arange.start_step", "full"} <= ops
+    assert {"add.Tensor", "add_.Tensor", "add.out", "pow.Tensor_Scalar", "sum.dim_IntList", "_softmax", "addmm",
+            "addmv_", "arange.start_step", "full"} <= ops
     assert not ops & {"mm", "bmm", "matmul"}
+    # CompositeExplicitAutograd in ATen: its composite reaches a flagos kernel that checks its arguments
+    assert not ops & {"add.Scalar", "mul.Scalar", "abs", "abs_", "sum", "mean", "logical_and", "mv"}
     assert any(re.match(r"aclnn\w+s$", e.wrapped_number.entry) for e in registry.ops if e.wrapped_number)
 
 
@@ -223,7 +265,7 @@ def test_write_is_all_or_nothing(ws, monkeypatch):
     assert ws.run().code == 0
     ws.edit("yaml/aclnn.yaml", "source: hicann/ops-math/math/neg/op_api/aclnn_neg.h",
             "source: hicann/ops-math/math/neg/op_api/aclnn_negative.h")  # changes a header
-    ws.edit("yaml/ops/unary.yaml", "aclnnAbs(self, out)", "aclnnNeg(self, out)")  # changes a shard
+    ws.edit("yaml/ops/unary.yaml", "aclnnExp(self, out)", "aclnnNeg(self, out)")  # changes a shard
     before = ws.outputs()
     real_open, opened = open, []
 

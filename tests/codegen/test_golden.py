@@ -1,4 +1,6 @@
-"""Golden wrappers, one per device policy: what the generator writes for each.
+"""Golden wrappers, one per device policy, per structured kind (functional, out=, in place; ATen's
+meta class) and per kind of op that is not structured (`check:`, check_written, output rules): what
+the generator writes for each.
 
 Set UPDATE_GOLDEN=1 to rewrite tests/codegen/golden/ after a deliberate change
 (and review the diff).
@@ -24,11 +26,21 @@ POLICIES = {
     "explicit_arg_device.cpp": ("full", None),
     "none.cpp": ("neg", ("yaml/ops/unary.yaml", "  guard: first-tensor\n\n- op: exp",
                          "  guard: none\n  reason: launches nothing\n\n- op: exp")),
+    # structured in torch: ATen's meta class checks the arguments and computes the outputs
     "out.cpp": ("add.out", None),
     "inplace.cpp": ("mul_.Tensor", None),
-    # shape general: several outputs; optional (`when`) outputs
+    # not structured: the registry's `check:`, flagos::check_written, the registry's output rules
+    "check.cpp": ("dot", None),
+    "out_not_structured.cpp": ("where.self_out", None),
+    "inplace_not_structured.cpp": ("relu_", None),
+    # shape general: several outputs (structured, then not); optional (`when`) outputs
     "general_multi_output.cpp": ("max.dim", None),
+    "general_multi_output_not_structured.cpp": ("native_layer_norm", None),
     "general_optional_outputs.cpp": ("native_layer_norm_backward", None),
+    # a handwritten structured op (`impl:`): the generated wrapper calls its body
+    "impl_functional.cpp": ("gather", None),
+    "impl_out.cpp": ("gather.out", None),
+    "impl_inplace.cpp": ("scatter_.src", None),
 }
 
 

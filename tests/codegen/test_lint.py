@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -39,7 +40,7 @@ def _handwritten(ws, source: str, listed: bool = True) -> None:
     ws.write("csrc/handwritten/relu.cc", source)
     # relu_ moves from the generated registry to the handwritten one.
     ws.edit("yaml/ops/unary.yaml", "- op: relu_\n  shape: inplace\n  launch: aclnnInplaceRelu(self)\n"
-            "  guard: first-tensor\n", "")
+            "  check: relu\n  guard: first-tensor\n", "")
     if listed:
         with open(ws.path("yaml", "handwritten.yaml"), "a", encoding="utf-8") as handle:
             handle.write(ENTRY)
@@ -120,12 +121,14 @@ def test_registrations():
 
 # ---- declared policy against the kernel's launches -------------------------------
 
-NLL_BACKWARD = "- op: nll_loss_backward\n  guard: first-tensor\n"
-NLL_DEVICE = "const LaunchDevice device = launch_device_of(self, grad_output);"
+# A handwritten kernel that resolves its own launch device (not the body of a generated structured
+# wrapper, whose wrapper applies the declared policy): the launch is in a helper it calls.
+MSE_BACKWARD = "- op: mse_loss_backward\n  guard: first-tensor\n"
+MSE_DEVICE = "const LaunchDevice device = launch_device_of(self, target, grad_output);"
 
 
-def _nll_launch_line(ws) -> int:
-    return ws.line_of("csrc/handwritten/indexing_ops.cc", "FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward")
+def _mse_launch_line(ws) -> int:
+    return ws.line_of("csrc/handwritten/loss.cc", "FLAGOS_GUARDED_LAUNCH(device, aclnnMseLossBackward")
 
 
 def test_the_repository_kernels_match_their_policies(ws):
@@ -137,46 +140,46 @@ def test_the_repository_kernels_match_their_policies(ws):
 def test_declared_none_for_an_op_with_tensor_arguments_is_a_registry_error(ws):
     """Issue 13: `none` in the YAML and an unguarded launch in the kernel passed every check.
     The registry now refuses `none` for an op whose arguments name a device."""
-    ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
-            "- op: nll_loss_backward\n  guard: none\n  reason: runs on the current device\n")
+    ws.edit("yaml/handwritten.yaml", MSE_BACKWARD,
+            "- op: mse_loss_backward\n  guard: none\n  reason: runs on the current device\n")
     run = ws.run()
     assert run.code == 2
-    assert "guard none, but nll_loss_backward's arguments name a device" in run.err
+    assert "guard none, but mse_loss_backward's arguments name a device" in run.err
 
 
 def test_declared_none_with_an_unguarded_kernel_fails(ws):
     """With the one reason the registry takes for `none` ("launches nothing"), the lint still
     reads the kernel: a launch there fails."""
-    ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
-            "- op: nll_loss_backward\n  guard: none\n  reason: launches nothing\n")
-    ws.edit("csrc/handwritten/indexing_ops.cc", NLL_DEVICE, "const LaunchDevice device = no_launch_device();")
+    ws.edit("yaml/handwritten.yaml", MSE_BACKWARD,
+            "- op: mse_loss_backward\n  guard: none\n  reason: launches nothing\n")
+    ws.edit("csrc/handwritten/loss.cc", MSE_DEVICE, "const LaunchDevice device = no_launch_device();")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1
-    line = _nll_launch_line(ws)
-    assert (f"csrc/handwritten/indexing_ops.cc:{line}: nll_loss_backward declares guard none, so it launches "
+    line = _mse_launch_line(ws)
+    assert (f"csrc/handwritten/loss.cc:{line}: mse_loss_backward declares guard none, so it launches "
             "nothing guarded") in run.err
-    assert "launches aclnnNLLLossBackward on no launch device (the thread's current device)" in run.err
+    assert "launches aclnnMseLossBackward on no launch device (the thread's current device)" in run.err
     assert "flagos-lint: allow-launch-device(<reason>)" in run.err
 
 
 def test_declared_none_with_a_guarded_kernel_fails(ws):
-    ws.edit("yaml/handwritten.yaml", NLL_BACKWARD,
-            "- op: nll_loss_backward\n  guard: none\n  reason: launches nothing\n")
+    ws.edit("yaml/handwritten.yaml", MSE_BACKWARD,
+            "- op: mse_loss_backward\n  guard: none\n  reason: launches nothing\n")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1
-    assert "nll_loss_backward declares guard none" in run.err
-    assert "on the device of `grad_output`, `self`" in run.err
+    assert "mse_loss_backward declares guard none" in run.err
+    assert "on the device of `grad_output`, `self`, `target`" in run.err
     assert "fix: declare `guard: first-tensor`" in run.err
 
 
 def test_an_unguarded_kernel_under_a_guarded_policy_fails(ws):
-    ws.edit("csrc/handwritten/indexing_ops.cc", NLL_DEVICE, "const LaunchDevice device = no_launch_device();")
+    ws.edit("csrc/handwritten/loss.cc", MSE_DEVICE, "const LaunchDevice device = no_launch_device();")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1
-    assert f"indexing_ops.cc:{_nll_launch_line(ws)}: nll_loss_backward declares guard first-tensor" in run.err
+    assert f"loss.cc:{_mse_launch_line(ws)}: mse_loss_backward declares guard first-tensor" in run.err
 
 
 def test_changing_a_declared_policy_alone_fails(ws):
@@ -200,13 +203,13 @@ def test_an_equivalent_policy_passes(ws):
 
 
 def test_explicit_arg_must_name_the_launch_device(ws):
-    ws.edit("yaml/handwritten.yaml", "- op: mm\n  guard: first-tensor\n",
-            "- op: mm\n  guard: explicit-arg\n  guard_arg: mat2\n")
+    ws.edit("yaml/handwritten.yaml", MSE_BACKWARD,
+            "- op: mse_loss_backward\n  guard: explicit-arg\n  guard_arg: target\n")
     assert ws.run().code == 0
     run = ws.run("--check")
     assert run.code == 1
-    assert "mm declares guard explicit-arg `mat2`" in run.err
-    assert "launches aclnnMm on the device of `mat2`, `self`" in run.err
+    assert "mse_loss_backward declares guard explicit-arg `target`" in run.err
+    assert "launches aclnnMseLossBackward on the device of `grad_output`, `self`, `target`" in run.err
 
 
 def test_a_launch_device_the_lint_cannot_trace_fails(ws):
@@ -428,3 +431,162 @@ def test_tracing_is_conservative(body, expected):
     frame = Frame(source, kernel, {}, {"self": "self", "other": "other"})
     (launch,) = guarded_launches(source, kernel)
     assert sorted(DeviceTracer().sources(launch.device, frame, launch.position)) == expected
+
+
+# ---- the bodies of generated structured wrappers (`impl:`) --------------------------
+# lerp.Scalar's group moves from the generated registry to a handwritten body: the generator
+# writes and registers its three wrappers; lerp.cc defines only flagos::impl::lerp_scalar.
+
+LERP_OPS = ("lerp.Scalar", "lerp.Scalar_out", "lerp_.Scalar")
+LERP_BODY = """#include <ATen/core/Tensor.h>
+
+#include "generated/aclnn/aclnnLerps.h"
+#include "generated/impls.h"
+#include "runtime/launch.h"
+
+namespace flagos::impl {
+
+void lerp_scalar(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight,
+                 const at::Tensor& out) {
+  FLAGOS_GUARDED_LAUNCH(device, aclnnLerps, self, end, weight, out);
+}
+
+}  // namespace flagos::impl
+"""
+
+
+def _lerp_body(ws, source: str = LERP_BODY) -> None:
+    text = ws.read("yaml", "ops", "binary_math.yaml")
+    for op in LERP_OPS:
+        start = text.index(f"- op: {op}\n")
+        end = text.find("\n\n", start)
+        text = text[:start] + text[end + 2 if end >= 0 else len(text):]
+    ws.write("yaml/ops/binary_math.yaml", text)
+    with open(ws.path("yaml", "handwritten.yaml"), "a", encoding="utf-8") as handle:
+        for op in LERP_OPS:
+            handle.write(f"\n- op: {op}\n  guard: first-tensor\n  file: csrc/handwritten/lerp.cc\n"
+                         "  impl: lerp_scalar\n")
+    ws.write("csrc/handwritten/lerp.cc", source)
+    run = ws.run()
+    assert run.code == 0, run.err
+
+
+def test_impl_body_passes(ws):
+    _lerp_body(ws)
+    run = ws.run("--check")
+    assert run.code == 0, run.err
+    shard = "".join(ws.read("csrc", "generated", name) for name in sorted(os.listdir(ws.out_dir))
+                    if name.startswith("kernels_"))
+    for op in LERP_OPS:
+        assert f'm.impl("{op}", ' in shard  # registered by the generator, not by lerp.cc
+    assert "flagos::impl::lerp_scalar(launch_device, self, end, weight, op.outputs[0]);" in shard
+    assert "flagos::impl::lerp_scalar(launch_device, self, end, weight, out);" in shard
+    assert "flagos::impl::lerp_scalar(launch_device, self, end, weight, self);" in shard
+
+
+def test_impl_body_with_a_local_or_a_helper_passes(ws):
+    """The body's device may reach the launch through a local or a helper's parameter."""
+    source = LERP_BODY.replace(
+        "void lerp_scalar(",
+        "void launch_lerps(const LaunchDevice& on, const at::Tensor& self, const at::Tensor& end,\n"
+        "                  const at::Scalar& weight, const at::Tensor& out) {\n"
+        "  FLAGOS_GUARDED_LAUNCH(on, aclnnLerps, self, end, weight, out);\n}\n\nvoid lerp_scalar(").replace(
+        "  FLAGOS_GUARDED_LAUNCH(device, aclnnLerps, self, end, weight, out);",
+        "  const LaunchDevice local = device;\n  launch_lerps(local, self, end, weight, out);")
+    _lerp_body(ws, source)
+    run = ws.run("--check")
+    assert run.code == 0, run.err
+
+
+def test_impl_op_registered_by_its_file_fails(ws):
+    source = LERP_BODY + """
+namespace flagos {
+namespace {
+at::Tensor lerp_kernel(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) { return self; }
+}  // namespace
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("lerp.Scalar", TORCH_FN(lerp_kernel));
+}
+}  // namespace flagos
+"""
+    _lerp_body(ws, source)
+    run = ws.run("--check")
+    assert run.code == 1
+    line = ws.line_of("csrc/handwritten/lerp.cc", 'm.impl("lerp.Scalar"')
+    assert (f"csrc/handwritten/lerp.cc:{line}: registers lerp.Scalar, whose wrapper the generator writes and "
+            "registers (impl: lerp_scalar)\n    fix: remove this m.impl: the file defines only the body "
+            "flagos::impl::lerp_scalar") in run.err
+
+
+def test_impl_op_whose_file_lacks_the_body_fails(ws):
+    _lerp_body(ws, LERP_BODY.replace("void lerp_scalar(", "void lerp_scalar_body("))
+    run = ws.run("--check")
+    assert run.code == 1
+    for op in LERP_OPS:
+        line = _entry_line(ws, op)
+        assert (f"yaml/handwritten.yaml:{line}: {op}: csrc/handwritten/lerp.cc does not define its body "
+                "flagos::impl::lerp_scalar\n    fix: define it as generated/impls.h declares it, in namespace "
+                "flagos::impl") in run.err
+
+
+def _entry_line(ws, op: str) -> int:
+    lines = ws.read("yaml", "handwritten.yaml").splitlines()
+    return lines.index(f"- op: {op}") + 1
+
+
+def _body_launches_elsewhere(run, line: int, *described: str) -> None:
+    """`lerp.cc:<line>: the body ... launches aclnnLerps on <described...>, not on ... (`device`)` and its fix."""
+    pattern = (rf"^csrc/handwritten/lerp\.cc:{line}: the body flagos::impl::lerp_scalar launches aclnnLerps on "
+               rf"(?P<on>[^\n]*), not on the launch device its wrapper passes \(`device`\)\n"
+               rf"    fix: launch on `device`: the generated wrapper resolved it from lerp\.Scalar's policy$")
+    found = re.search(pattern, run.err, re.M)
+    assert found, run.err
+    assert all(part in found.group("on") for part in described), run.err
+
+
+@pytest.mark.parametrize("device,described", [
+    ("launch_device_of(end)", ["`end`"]),
+    ("launch_device_of(self, end)", ["`end`", "`self`"]),
+    ("no_launch_device()", ["no launch device (the thread's current device)"]),
+    ("some_global_device", ["`some_global_device`, which the lint cannot trace to an argument"]),
+])
+def test_impl_body_launching_elsewhere_fails(ws, device, described):
+    """The wrapper resolved the launch device from the declared policy and passes it first: the body must
+    launch there."""
+    _lerp_body(ws, LERP_BODY.replace("FLAGOS_GUARDED_LAUNCH(device,", f"FLAGOS_GUARDED_LAUNCH({device},"))
+    run = ws.run("--check")
+    assert run.code == 1
+    _body_launches_elsewhere(run, ws.line_of("csrc/handwritten/lerp.cc", "FLAGOS_GUARDED_LAUNCH("), *described)
+
+
+def test_impl_body_launching_elsewhere_through_a_helper_fails(ws):
+    source = LERP_BODY.replace(
+        "void lerp_scalar(",
+        "void launch_lerps(const LaunchDevice& on, const at::Tensor& self, const at::Tensor& end,\n"
+        "                  const at::Scalar& weight, const at::Tensor& out) {\n"
+        "  FLAGOS_GUARDED_LAUNCH(on, aclnnLerps, self, end, weight, out);\n}\n\nvoid lerp_scalar(").replace(
+        "  FLAGOS_GUARDED_LAUNCH(device, aclnnLerps, self, end, weight, out);",
+        "  launch_lerps(launch_device_of(end), self, end, weight, out);")
+    _lerp_body(ws, source)
+    run = ws.run("--check")
+    assert run.code == 1
+    _body_launches_elsewhere(run, ws.line_of("csrc/handwritten/lerp.cc", "FLAGOS_GUARDED_LAUNCH(on,"), "`end`")
+
+
+def test_declared_none_for_an_impl_op_whose_body_launches_fails(ws):
+    """Issue 13 for bodies: `none` in the YAML while the body launches must fail, as it does for a kernel
+    that resolves its own device (test_declared_none_with_a_guarded_kernel_fails)."""
+    _lerp_body(ws)
+    text = ws.read("yaml", "handwritten.yaml")
+    for op in LERP_OPS:
+        text = text.replace(f"- op: {op}\n  guard: first-tensor\n  file: csrc/handwritten/lerp.cc\n",
+                            f"- op: {op}\n  guard: none\n  reason: launches nothing\n"
+                            "  file: csrc/handwritten/lerp.cc\n")
+    ws.write("yaml/handwritten.yaml", text)
+    run = ws.run()
+    if run.code == 0:  # refused either by the registry (exit 2) or by the lint (exit 1)
+        run = ws.run("--check")
+        assert run.code == 1
+    else:
+        assert run.code == 2
+    assert "lerp.Scalar" in run.err and "none" in run.err, run.err

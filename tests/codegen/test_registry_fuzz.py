@@ -1,8 +1,10 @@
 """A deterministic fuzz of the registry: malformed YAML must never become C++.
 
 A small registry (every kind of field the generator reads: generated ops of
-several shapes, a `guard: none` reason, literals of every C parameter type,
-named outputs, `when` flags, handwritten entries) is mutated by a fixed list
+several shapes, structured in torch (no output rules) and not (output rules
+and a `check:`), a `guard: none` reason, literals of every C parameter type,
+named outputs, `when` flags, handwritten entries, one of them the body of a
+structured op (`impl:`)) is mutated by a fixed list
 of mutation classes, each expanded over fixed seeds. Every mutant must
 
 - exit 2 with `file:line:` of the problem, the op when the problem lies in an
@@ -48,6 +50,10 @@ aclnnAddmm:
   source: hicann/ops-nn/matmul/mat_mul_v3/op_host/op_api/aclnn_addmm.h
   params: [const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, aclTensor* out, int8_t cubeMathType]
   outputs: [out]
+aclnnDot:
+  source: hicann/ops-math/math/dot/op_api/aclnn_dot.h
+  params: [const aclTensor* self, const aclTensor* tensor, aclTensor* out]
+  outputs: [out]
 aclnnMaxDim:
   source: hicann/ops-math/math/arg_max_with_value/op_api/aclnn_max_dim.h
   params: [const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out, aclTensor* indices]
@@ -66,13 +72,14 @@ aclnnFuzzLiterals:
   outputs: [out]
 """
 
+# neg, add.Tensor, addmm and max.dim are structured in torch: ATen's meta
+# function computes their outputs, so their entries have no `out:`. abs, dot,
+# native_layer_norm_backward and arange.start_step are not: their entries
+# carry the output rules (and a `check:`).
 OPS = """\
 - op: neg
   shape: unary
   launch: aclnnNeg(self, out)
-  out:
-    size: self
-    dtype: self
   guard: none
   reason: launches nothing
   device_check: same-device
@@ -83,36 +90,33 @@ OPS = """\
   out:
     size: self
     dtype: self
+  check: abs
   guard: first-tensor
 
 - op: add.Tensor
   shape: binary
   launch: aclnnAdd(self, other, alpha, out)
   wrapped_number: aclnnAdds(self, item(other), alpha, out)
-  out:
-    size: broadcast(self, other)
-    dtype: result_type(self, other)
   guard: first-tensor
 
 - op: addmm
   shape: matmul
   launch: aclnnAddmm(self, mat1, mat2, beta, alpha, out, 0)
-  out:
-    size: matmul(mat1, mat2)
-    dtype: self
   guard: explicit-arg
   guard_arg: mat1
+
+- op: dot
+  shape: general
+  launch: aclnnDot(self, tensor, out)
+  out:
+    size: matmul(self, tensor)
+    dtype: self
+  check: dot
+  guard: first-tensor
 
 - op: max.dim
   shape: general
   launch: aclnnMaxDim(self, dim, keepdim, values, indices)
-  out:
-    - name: values
-      size: reduced(self, dim, keepdim)
-      dtype: self
-    - name: indices
-      size: reduced(self, dim, keepdim)
-      dtype: int64
   guard: first-tensor
 
 - op: native_layer_norm_backward
@@ -138,13 +142,18 @@ OPS = """\
   shape: factory
   launch: aclnnArange(start, end, step, out)
   out:
-    size: arange(start, end, step)
+    size: arange(start, end, step, dtype or arange_type(start, end, step))
     dtype: dtype or arange_type(start, end, step)
   guard: explicit-arg
   guard_arg: device
 """
 
 HANDWRITTEN = """\
+- op: gather
+  guard: first-tensor
+  impl: gather
+  file: csrc/handwritten/indexing_ops.cc
+
 - op: zero_
   guard: first-tensor
   file: csrc/handwritten/fill.cc
@@ -308,7 +317,35 @@ BAD_NAMES = ["delete", "class", "and", "new", "int", "this", "co_await", "_Value
 
 def output_name(rng: random.Random) -> Case:
     name = rng.choice(BAD_NAMES)
-    return _edit(f"output {name!r}", O, "    - name: values", f"    - name: {_quoted(name)}", op="max.dim")
+    return _edit(f"output {name!r}", O, "    - name: grad_weight", f"    - name: {_quoted(name)}",
+                 op="native_layer_norm_backward")
+
+
+# Names a wrapper calls: flagos::check::<check>, flagos::impl::<impl>.
+BAD_FUNCTIONS = BAD_NAMES + ["abs(self); int FUZZ_global", "abs) { FUZZ(", "check::FUZZ", "abs\n#include <FUZZ>"]
+
+
+def check_name(rng: random.Random) -> Case:
+    name = rng.choice(BAD_FUNCTIONS)
+    return _edit(f"check {name!r}", O, "  check: abs\n", f"  check: {_quoted(name)}\n", op="abs", fragment="check")
+
+
+def impl_name(rng: random.Random) -> Case:
+    name = rng.choice(BAD_FUNCTIONS)
+    return _edit(f"impl {name!r}", H, "  impl: gather\n", f"  impl: {_quoted(name)}\n", op="gather", fragment="impl")
+
+
+def structured_rules(rng: random.Random) -> Case:
+    """Output rules or a `check:` on an op that is structured in torch: ATen's meta function computes
+    its outputs and checks its arguments, the registry may not repeat them."""
+    op, head = rng.choice([("neg", "  launch: aclnnNeg(self, out)\n"),
+                           ("add.Tensor", "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"),
+                           ("addmm", "  launch: aclnnAddmm(self, mat1, mat2, beta, alpha, out, 0)\n"),
+                           ("max.dim", "  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n")])
+    key, text = rng.choice([("out", "  out:\n    size: self\n    dtype: self\n"),
+                            ("out", "  out:\n    - name: values\n      size: self\n      dtype: self\n"),
+                            ("check", f"  check: {op.replace('.', '_')}\n")])
+    return _edit(f"{key} on {op}", O, head, head + text, needle=f"  {key}:", op=op, fragment="is structured in torch")
 
 
 def parameter_name(rng: random.Random) -> Case:
@@ -333,22 +370,26 @@ def key_not_a_name(rng: random.Random) -> Case:
 
 
 VALUES = ["[x]", "{a: 1}", "3", "true", "~", "2001-01-01", "1.5", "[[x]]", "''", "'x\\ny'", '"x\\ny"', "-1"]
+# field: (its text, the op of the entry). Output rules and `check:` only on an op that is not
+# structured (dot); the others on a structured one (addmm).
 OP_FIELDS = {
-    "op": "- op: addmm\n", "shape": "  shape: matmul\n", "launch": "  launch: aclnnAddmm(self, mat1, mat2, beta, alpha, out, 0)\n",
-    "out": "  out:\n    size: matmul(mat1, mat2)\n    dtype: self\n", "size": "    size: matmul(mat1, mat2)\n",
-    "dtype": "    dtype: self\n  guard: explicit-arg", "guard": "  guard: explicit-arg\n  guard_arg: mat1\n",
-    "guard_arg": "  guard_arg: mat1\n",
+    "op": ("- op: addmm\n", None), "shape": ("  shape: matmul\n", "addmm"),
+    "launch": ("  launch: aclnnAddmm(self, mat1, mat2, beta, alpha, out, 0)\n", "addmm"),
+    "out": ("  out:\n    size: matmul(self, tensor)\n    dtype: self\n", "dot"),
+    "size": ("    size: matmul(self, tensor)\n", "dot"), "dtype": ("    dtype: self\n  check: dot", "dot"),
+    "check": ("  check: dot\n", "dot"), "guard": ("  guard: explicit-arg\n  guard_arg: mat1\n", "addmm"),
+    "guard_arg": ("  guard_arg: mat1\n", "addmm"),
 }
 
 
 def op_field_type(rng: random.Random) -> Case:
     field = rng.choice(sorted(OP_FIELDS))
     value = rng.choice(VALUES)
-    old = OP_FIELDS[field]
+    old, op = OP_FIELDS[field]
     first, rest = old.split(":", 1)
     tail = rest[rest.index("\n"):] if field in ("dtype", "guard") else "\n"
     new = f"{first}: {value}{tail}"
-    return _edit(f"{field}: {value}", O, old, new, op=None if field == "op" else "addmm")
+    return _edit(f"{field}: {value}", O, old, new, op=op)
 
 
 def other_field_type(rng: random.Random) -> Case:
@@ -503,8 +544,10 @@ def issue_13() -> list[Case]:
         lambda: _edit("int8_t 300", O, launch, launch.replace(", 0)", ", 300)"), op="addmm"),
         lambda: _edit("1e999", O, LITERAL_LAUNCH, _literal_launch("f64", "1e999"), op="abs"),
         lambda: _edit("2**70", O, LITERAL_LAUNCH, _literal_launch("i64", str(2**70)), op="abs"),
-        lambda: _edit("output delete", O, "    - name: values", "    - name: delete", op="max.dim"),
-        lambda: _edit("output launch_device", O, "    - name: values", "    - name: launch_device", op="max.dim"),
+        lambda: _edit("output delete", O, "    - name: grad_weight", "    - name: delete",
+                      op="native_layer_norm_backward"),
+        lambda: _edit("output launch_device", O, "    - name: grad_weight", "    - name: launch_device",
+                      op="native_layer_norm_backward"),
         lambda: _edit("key newline", A, "aclnnNeg:\n", '"aclnnNeg\\n":\n'),
         lambda: _edit("list key", O, "  guard: first-tensor\n\n- op: add.Tensor",
                       "  ? [guard, x]\n  : first-tensor\n\n- op: add.Tensor"),
@@ -533,8 +576,8 @@ def yaml_tags(rng: random.Random) -> Case:
     value = rng.choice(["!!set {a, b}", "!!binary aGVsbG8=", "!!omap [a: 1]", "!!pairs [a: 1]", "!!timestamp 2001-12-14",
                         "!!float 1", "!!int 3", "!!null ''", "!!bool yes", "!!str 12"])
     file, old, op = rng.choice([(O, "  reason: launches nothing\n", "neg"), (O, "  shape: matmul\n", "addmm"),
-                                (O, "    size: matmul(mat1, mat2)\n", "addmm"), (H, "  file: csrc/handwritten/fill.cc\n\n",
-                                                                               "zero_"),
+                                (O, "    size: matmul(self, tensor)\n", "dot"), (O, "  check: dot\n", "dot"),
+                                (H, "  impl: gather\n", "gather"), (H, "  file: csrc/handwritten/fill.cc\n\n", "zero_"),
                                 (A, "  params: [const aclTensor* self, aclTensor* out]\n", None)])
     first, rest = old.split(":", 1)
     valid = value == "!!str 12" and "reason" in old  # the text "12" is a reason
@@ -554,6 +597,9 @@ CLASSES = [
     (yaml_literal, range(6)),
     (flag_index, range(4)),
     (output_name, range(16)),
+    (check_name, range(10)),
+    (impl_name, range(8)),
+    (structured_rules, range(8)),
     (parameter_name, range(8)),
     (entry_name, range(10)),
     (key_not_a_name, range(8)),

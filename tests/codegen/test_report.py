@@ -23,10 +23,30 @@ def test_report_json(ws):
     assert rows["full"]["guard"] == "explicit-arg" and rows["full"]["guarded"] == "device"
     assert rows["_copy_from"]["kind"] == "handwritten"
     assert rows["_copy_from"]["device_check"] == "no-check" and rows["_copy_from"]["reason"]
+    # The totals add up over the listed rows (that each op is listed once: the test below).
     totals = report["totals"]
-    assert totals["ops"] == len(rows) == totals["generated"] + totals["handwritten"]
-    assert sum(totals["guard"].values()) == len(rows)
-    assert sum(totals["device_check"].values()) == len(rows)
+    assert totals["ops"] == len(report["ops"]) == totals["generated"] + totals["handwritten"]
+    assert sum(totals["guard"].values()) == len(report["ops"])
+    assert sum(totals["device_check"].values()) == len(report["ops"])
+
+
+def test_report_totals_count_each_op_once(ws):
+    """The totals agree with the rows, and with the counts `python -m codegen` prints: a handwritten
+    op whose wrapper is generated (`impl:`) is one handwritten op."""
+    from codegen.registry import Paths, load_registry
+
+    registry = load_registry(Paths(ws.root))
+    run = ws.run("--report", "--format", "json")
+    assert run.code == 0, run.err
+    report = json.loads(run.out)
+    ops = [row["op"] for row in report["ops"]]
+    assert len(ops) == len(set(ops))
+    totals = report["totals"]
+    assert totals["ops"] == len(ops) == totals["generated"] + totals["handwritten"]
+    assert totals["generated"] == len(registry.ops)
+    assert totals["handwritten"] == len(registry.handwritten)
+    assert sum(totals["guard"].values()) == len(ops)
+    assert sum(totals["device_check"].values()) == len(ops)
 
 
 def test_report_markdown(ws):

@@ -4,16 +4,19 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("add.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
+  const flagos::LaunchGuard launch_guard(launch_device);
   if (flagos::gen::any_cpu_scalar(self)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_add_Tensor(flagos::gen::on_launch_device(self, launch_device), other, alpha);
   }
-  at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
+  flagos::StructuredFunctional<at::meta::structured_add_Tensor, 1> op(launch_device);
+  op.meta(self, other, alpha);
+  at::Tensor& out = op.outputs[0];
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
-    return out;
+    return std::move(out);
   }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdd, self, other, alpha, out);
-  return out;
+  return std::move(out);
 }

@@ -4,8 +4,11 @@
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("max.dim", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
-  at::Tensor values = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), self.scalar_type());
-  at::Tensor indices = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), at::kLong);
+  const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::StructuredFunctional<at::meta::structured_max_dim, 2> op(launch_device);
+  op.meta(self, dim, keepdim);
+  at::Tensor& values = op.outputs[0];
+  at::Tensor& indices = op.outputs[1];
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxDim, self, dim, keepdim, values, indices);
-  return {values, indices};
+  return {std::move(values), std::move(indices)};
 }

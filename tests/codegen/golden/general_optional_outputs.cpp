@@ -4,6 +4,7 @@
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("native_layer_norm_backward", {{"grad_out", grad_out}, {"input", input}, {"mean", mean}, {"rstd", rstd}, {"weight", weight}, {"bias", bias}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(input);
+  const flagos::LaunchGuard launch_guard(launch_device);
   if (flagos::gen::any_cpu_scalar(grad_out, input, mean, rstd)) {
     // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
     return wrapper_native_layer_norm_backward(flagos::gen::on_launch_device(grad_out, launch_device), flagos::gen::on_launch_device(input, launch_device), normalized_shape, flagos::gen::on_launch_device(mean, launch_device), flagos::gen::on_launch_device(rstd, launch_device), weight, bias, output_mask);

@@ -4,6 +4,10 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("mul_.Tensor", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
+  const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::StructuredInplace<at::meta::structured_mul_Tensor> op(self);
+  op.meta(self, other);
+  op.check_written({{"other", other}});
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMuls, self, flagos::gen::wrapped_value(other));

@@ -4,7 +4,10 @@ at::Tensor wrapper_neg(const at::Tensor & self) {
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("neg", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::no_launch_device();
-  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
+  const flagos::LaunchGuard launch_guard(launch_device);
+  flagos::StructuredFunctional<at::meta::structured_neg, 1> op(launch_device);
+  op.meta(self);
+  at::Tensor& out = op.outputs[0];
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, out);
-  return out;
+  return std::move(out);
 }
