@@ -105,7 +105,10 @@ def test_composite_inference_mode_makes_two_set_device_calls(name):
     torch.testing.assert_close(out.cpu(), fn(*cpu_inputs), rtol=1e-4, atol=1e-5)
 
 
-NEGATIVE = ["rms_norm", "linear_3d", "_scaled_dot_product_attention_math", "scaled_dot_product_attention"]
+# Not the fused scaled_dot_product_attention: its three launches are one
+# kernel's (the SDPA hook), whose own guard makes the device current for all
+# of them, boundary guard or not.
+NEGATIVE = ["rms_norm", "linear_3d", "_scaled_dot_product_attention_math"]
 
 
 @pytest.mark.parametrize("name", NEGATIVE)
