@@ -32,9 +32,11 @@ at::ScalarType promoted_dtype(at::TensorList tensors) {
   return dtype;
 }
 
+// A TypeError, as cat's meta function raises it (the CPU's stack writes
+// through cat).
 void check_can_cast(const char* op, at::ScalarType from, const at::Tensor& out) {
-  TORCH_CHECK(c10::canCast(from, out.scalar_type()), op, ": input types can't be cast to the desired output type ",
-              out.scalar_type());
+  TORCH_CHECK_TYPE(c10::canCast(from, out.scalar_type()), op,
+                   ": input types can't be cast to the desired output type ", out.scalar_type());
 }
 
 // What a stack launches: the inputs on the launch device (a CPU 0-dim tensor,
