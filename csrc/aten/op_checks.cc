@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/native/layer_norm.h>
+#include <ATen/ops/result_type_native.h>
 #include <c10/core/ScalarType.h>
 
 #include <utility>
