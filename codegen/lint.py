@@ -646,25 +646,9 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
                     "register a function defined in this file, with the op's parameters in schema order"))
                 continue
             kernel_args = {param: arg.name for param, arg in zip(kernel.params, schema.arguments) if param}
-            found: list = []
-            _walk(Frame(source, kernel, {}, kernel_args), table, (id(kernel),), found)
-            tracer = DeviceTracer()
-            for launch, frame in found:
-                reached.add((launch.source.shown, launch.position))
-                exemption = launch.source.exemption(launch.line, _DEVICE_EXEMPTION)
-                if exemption is not None and exemption.group("reason").strip():
-                    continue
+            for launch, sources_found in _traced_launches(source, kernel, kernel_args, table, reached, reported,
+                                                          problems):
                 where = f"{launch.source.shown}:{launch.line}"
-                if exemption is not None:
-                    key = (where, "reason")
-                    if key not in reported:
-                        reported.add(key)
-                        problems.append(LintProblem(Location(launch.source.shown, launch.line),
-                                                    "the allow-launch-device exemption gives no reason",
-                                                    "write `// flagos-lint: allow-launch-device(<why this launch "
-                                                    "runs on another device than its op's policy>)`"))
-                    continue
-                sources_found = tracer.sources(launch.device, frame, launch.position)
                 why = _policy_problem(entry, schema, sources_found)
                 if why is None or (op, where) in reported:
                     continue
@@ -677,22 +661,38 @@ def check_policies(registry: Registry, schemas, root: str, sources: dict[str, So
     return problems
 
 
+def _traced_launches(source, function, args: dict, table, reached: set, reported: set, problems: list):
+    """The launches reached from `function` (its parameters named by `args`), each with the
+    arguments its device traces back to; launches exempted with a reason are left out, and an
+    exemption without one is a problem."""
+    found: list = []
+    _walk(Frame(source, function, {}, args), table, (id(function),), found)
+    tracer = DeviceTracer()
+    for launch, frame in found:
+        reached.add((launch.source.shown, launch.position))
+        exemption = launch.source.exemption(launch.line, _DEVICE_EXEMPTION)
+        if exemption is not None and exemption.group("reason").strip():
+            continue
+        if exemption is not None:
+            key = (f"{launch.source.shown}:{launch.line}", "reason")
+            if key not in reported:
+                reported.add(key)
+                problems.append(LintProblem(Location(launch.source.shown, launch.line),
+                                            "the allow-launch-device exemption gives no reason",
+                                            "write `// flagos-lint: allow-launch-device(<why this launch "
+                                            "runs on another device than its op's policy>)`"))
+            continue
+        yield launch, tracer.sources(launch.device, frame, launch.position)
+
+
 def _check_body(entry: HandwrittenEntry, source, table, reached: set) -> list[LintProblem]:
     """A structured op's body launches on the device its generated wrapper passes (its first
     parameter); the wrapper applies the op's declared policy."""
-    problems = []
+    problems: list = []
     for body in (f for f in source.functions if f.name == entry.impl and f.params and f.params[0]):
-        found: list = []
         params = {param: param for param in body.params[1:] if param}
         params[body.params[0]] = _BODY_DEVICE
-        _walk(Frame(source, body, {}, params), table, (id(body),), found)
-        tracer = DeviceTracer()
-        for launch, frame in found:
-            reached.add((launch.source.shown, launch.position))
-            exemption = launch.source.exemption(launch.line, _DEVICE_EXEMPTION)
-            if exemption is not None and exemption.group("reason").strip():
-                continue
-            sources_found = tracer.sources(launch.device, frame, launch.position)
+        for launch, sources_found in _traced_launches(source, body, params, table, reached, set(), problems):
             if sources_found != frozenset({_BODY_DEVICE}):
                 problems.append(LintProblem(
                     Location(launch.source.shown, launch.line),

@@ -63,53 +63,63 @@ inline constexpr bool is_tensor_iterator = std::is_base_of_v<at::TensorIteratorB
 
 }  // namespace detail
 
-// A functional op: N new outputs on the launch device.
-template <class Meta, size_t N>
-class StructuredFunctional final : public Meta {
+// What the three kinds share: ATen's meta function calls set_output_* once
+// per output; `Kind::place` allocates, resizes or checks it, and a
+// TensorIterator meta class is then told about it (it becomes an operand of
+// the iterator) from maybe_get_output, as torchgen's wrappers do.
+template <class Meta, class Kind>
+class StructuredOutputs : public Meta {
  public:
-  explicit StructuredFunctional(const LaunchDevice& device) : device_(device) {}
-
   void set_output_strided(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options) final {
     set_output(index, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options) final {
     set_output(index, sizes, strides, options);
   }
-  const at::Tensor& maybe_get_output(int64_t index) override { return outputs[index]; }
-
-  std::array<at::Tensor, N> outputs;
 
  private:
   void set_output(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-    outputs[index] = detail::structured_output(device_, sizes, strides, options);
+    static_cast<Kind*>(this)->place(index, sizes, strides, options);
     if constexpr (detail::is_tensor_iterator<Meta>) {
       Meta::set_output_raw_strided(index, sizes, strides, options);
     }
   }
+};
 
+// A functional op: N new outputs on the launch device.
+template <class Meta, size_t N>
+class StructuredFunctional final : public StructuredOutputs<Meta, StructuredFunctional<Meta, N>> {
+ public:
+  explicit StructuredFunctional(const LaunchDevice& device) : device_(device) {}
+
+  const at::Tensor& maybe_get_output(int64_t index) override { return outputs[index]; }
+
+  void place(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+    outputs[index] = detail::structured_output(device_, sizes, strides, options);
+  }
+
+  std::array<at::Tensor, N> outputs;
+
+ private:
   LaunchDevice device_;
 };
 
 // An out= op: the N out= arguments, checked and resized.
 template <class Meta, size_t N>
-class StructuredOut final : public Meta {
+class StructuredOut final : public StructuredOutputs<Meta, StructuredOut<Meta, N>> {
  public:
   template <class... Outs>
   explicit StructuredOut(const Outs&... outs) : outputs_{std::cref(outs)...} {
     static_assert(sizeof...(Outs) == N, "one out= argument per output");
   }
 
-  void set_output_strided(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
-    set_output(index, sizes, strides, options);
-  }
-  void set_output_raw_strided(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
-    set_output(index, sizes, strides, options);
-  }
   const at::Tensor& maybe_get_output(int64_t index) override { return outputs_[index].get(); }
+
+  void place(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+    detail::structured_resize_out(outputs_[index].get(), sizes, strides, options);
+  }
 
   // After meta(): the memory-overlap checks of ATen's kernels. A
   // TensorIterator meta function has made them already.
@@ -120,31 +130,20 @@ class StructuredOut final : public Meta {
   }
 
  private:
-  void set_output(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-    detail::structured_resize_out(outputs_[index].get(), sizes, strides, options);
-    if constexpr (detail::is_tensor_iterator<Meta>) {
-      Meta::set_output_raw_strided(index, sizes, strides, options);
-    }
-  }
-
   std::array<std::reference_wrapper<const at::Tensor>, N> outputs_;
 };
 
 // An in-place op: `self` is the one output.
 template <class Meta>
-class StructuredInplace final : public Meta {
+class StructuredInplace final : public StructuredOutputs<Meta, StructuredInplace<Meta>> {
  public:
   explicit StructuredInplace(const at::Tensor& self) : self_(self) {}
 
-  void set_output_strided(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
-    set_output(index, sizes, strides, options);
-  }
-  void set_output_raw_strided(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
-    set_output(index, sizes, strides, options);
-  }
   const at::Tensor& maybe_get_output(int64_t index) override { return self_; }
+
+  void place(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+    detail::structured_check_inplace(self_, sizes, options);
+  }
 
   // After meta(): the memory-overlap checks of ATen's kernels, as StructuredOut's.
   void check_written(std::initializer_list<DeviceCheckArg> inputs) const {
@@ -154,13 +153,6 @@ class StructuredInplace final : public Meta {
   }
 
  private:
-  void set_output(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-    detail::structured_check_inplace(self_, sizes, options);
-    if constexpr (detail::is_tensor_iterator<Meta>) {
-      Meta::set_output_raw_strided(index, sizes, strides, options);
-    }
-  }
-
   const at::Tensor& self_;
 };
 
