@@ -198,8 +198,19 @@ def is_initialized() -> bool:
     return True
 
 
+# What PyTorch's own code reads of a device module besides its functions, as
+# it reads torch.cuda's: torch.utils.checkpoint saves and restores a device's
+# RNG state only when `_initialized` is true (without it, a recomputed
+# forward draws other dropout masks and the gradients are wrong).
+_initialized = True
+
+
 def init() -> None:
     """Nothing to do: the runtime is initialized when torch_fl is imported (as after torch.cuda.init)."""
+
+
+def _lazy_init() -> None:
+    """As torch.cuda._lazy_init, which code written for CUDA calls: the runtime is already up."""
 
 
 class device_of(device):
@@ -409,6 +420,11 @@ def seed_all() -> None:
 def initial_seed() -> int:
     """The seed of the current device's generator."""
     return default_generators[current_device()].initial_seed()
+
+
+def _get_generator(device: torch.device) -> torch.Generator:
+    """The default generator of `device` (AOTAutograd's RNG functionalization asks for it)."""
+    return default_generators[_index(device)]
 
 
 def get_rng_state(device: DeviceLike = "flagos") -> torch.Tensor:
