@@ -69,6 +69,9 @@ if __name__ == "__main__":
         packages=["torch_fl"],
         package_data={"torch_fl": ["lib/*.so"]},
         ext_modules=[Extension("torch_fl._C", sources=[])],
+        # `import torch` loads torch_fl (PyTorch's device-backend autoload),
+        # so libraries that fix their device lists at import see flagos.
+        entry_points={"torch.backends": ["torch_fl = torch_fl:_autoload"]},
         cmdclass={"build_ext": CMakeBuild},
         python_requires=">=3.10",
         install_requires=["torch==2.13.0"],

@@ -8,7 +8,17 @@ simulated Ascend runtime that ships with it (see ``torch_fl.sim``).
 import atexit
 import time
 
-import torch
+
+# Defined before `import torch`: `import torch_fl` imports torch, whose
+# autoload then looks this up on the half-imported torch_fl (and, finding
+# it, imports nothing more).
+def _autoload() -> None:
+    """The `torch.backends` entry point (setup.py): `import torch` imports torch_fl, so
+    that any code that imports torch sees the flagos device (TORCH_DEVICE_BACKEND_AUTOLOAD=0
+    turns it off). Importing this module does all the work."""
+
+
+import torch  # noqa: E402
 
 from torch_fl import _C  # loads libflagos_backend.so and the runtime
 
