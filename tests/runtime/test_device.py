@@ -146,3 +146,43 @@ def test_process_exits_cleanly_after_backward_on_a_device():
     for _ in range(5):
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
+
+
+# ASCEND_RT_VISIBLE_DEVICES, as CANN's runtime reads it (Runtime::GetVisibleDevices,
+# hicann/runtime src/runtime/core/src/runtime.cc): the listed ids, up to the
+# first character, empty field or id the machine lacks; ascending, no repeats.
+@pytest.mark.parametrize("value,count", [
+    ("1,3", 2), ("2", 1), ("0,1,2,3", 4),
+    ("1,3,8", 2),  # 8 is not a device of the 4: the list ends before it
+    ("1, 2", 1),  # a space ends the list
+    ("1,,2", 1),  # so does an empty field
+])
+def test_visible_devices(value, count):
+    result = _import_with_env(FLAGOS_SIM_DEVICES="4", ASCEND_RT_VISIBLE_DEVICES=value)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(count)
+
+
+@pytest.mark.parametrize("value,why", [
+    ("3,1", "ascending order"), ("1,1", "cannot be duplicated"), ("", "names no device"),
+    ("a", "names no device"), ("9", "names no device"),
+])
+def test_bad_visible_devices_leave_no_device(value, why):
+    result = _import_with_env(FLAGOS_SIM_DEVICES="4", ASCEND_RT_VISIBLE_DEVICES=value)
+    assert result.returncode != 0
+    assert "ASCEND_RT_VISIBLE_DEVICES" in result.stderr and why in result.stderr
+
+
+def test_visible_devices_are_numbered_from_zero():
+    code = ("import torch, torch_fl\nx = torch.ones(2, device='flagos:1') * 3\n"
+            "print(torch.flagos.device_count(), x.device, x.cpu().tolist())")
+    import os
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, FLAGOS_SIM_DEVICES="4", ASCEND_RT_VISIBLE_DEVICES="2,3"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2 flagos:1 [3.0, 3.0]"
+    bad = subprocess.run([sys.executable, "-c", "import torch, torch_fl; torch.ones(1, device='flagos:2')"],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, FLAGOS_SIM_DEVICES="4", ASCEND_RT_VISIBLE_DEVICES="2,3"))
+    assert bad.returncode != 0 and "there are 2 flagos devices" in bad.stderr, bad.stderr

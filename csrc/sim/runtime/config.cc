@@ -2,9 +2,13 @@
 // reference counts), mismatch mode and fault injection. Each variable is read
 // once, on first use; an invalid value is remembered and reported by every
 // call that depends on it, never ignored.
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime.h"
 
@@ -25,9 +29,41 @@ std::optional<int> parseInt(std::string_view s) {
 }
 
 struct DeviceConfig {
-  int count = 4;
-  std::string error;  // non-empty: FLAGOS_SIM_DEVICES is invalid
+  int count = 4;  // the devices this process sees
+  int physical = 4;  // the machine's devices (FLAGOS_SIM_DEVICES)
+  std::string error;  // non-empty: FLAGOS_SIM_DEVICES or ASCEND_RT_VISIBLE_DEVICES is invalid
 };
+
+// ASCEND_RT_VISIBLE_DEVICES, read as CANN's runtime reads it
+// (hicann/runtime src/runtime/core/src/runtime.cc, Runtime::GetVisibleDevices
+// and SplitString): device ids separated by single commas, read up to the
+// first other character, empty field or id the machine does not have; they
+// must ascend and not repeat, and at least one must be read. Otherwise the
+// process sees no device (aclrtGetDeviceCount: ACL_ERROR_RT_NO_DEVICE,
+// src/runtime/api/impl/api_impl.cc). The process's devices are numbered
+// 0..n-1 in the order given.
+std::optional<std::string> applyVisibleDevices(const char* env, DeviceConfig& c) {
+  std::vector<int> ids;
+  std::string_view text = env;
+  size_t at = 0;
+  while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) {
+    size_t end = at;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    std::optional<int> id = end - at <= 9 ? parseInt(std::string(text.substr(at, end - at))) : std::nullopt;
+    if (!id || *id > c.physical - 1) break;  // an id the machine does not have ends the list
+    if (!ids.empty() && *id < ids.back())
+      return cat("ASCEND_RT_VISIBLE_DEVICES='", env, "': the devices must be configured in ascending order");
+    if (std::find(ids.begin(), ids.end(), *id) != ids.end())
+      return cat("ASCEND_RT_VISIBLE_DEVICES='", env, "': the devices cannot be duplicated");
+    ids.push_back(*id);
+    if (end >= text.size() || text[end] != ',') break;
+    at = end + 1;
+  }
+  if (ids.empty())
+    return cat("ASCEND_RT_VISIBLE_DEVICES='", env, "' names no device in [0, ", c.physical, ")");
+  c.count = static_cast<int>(ids.size());
+  return std::nullopt;
+}
 
 // Configuration objects are leaked on purpose: threads still running during
 // exit may use them after static destructors ran.
@@ -37,10 +73,17 @@ const DeviceConfig& deviceConfig() {
     if (const char* env = std::getenv("FLAGOS_SIM_DEVICES")) {
       std::optional<int> n = parseInt(env);
       if (n && *n >= 1 && *n <= kMaxDevices) {
-        c.count = *n;
+        c.count = c.physical = *n;
       } else {
         c.count = -1;
         c.error = cat("FLAGOS_SIM_DEVICES='", env, "' is not an integer in 1..", kMaxDevices);
+        return c;
+      }
+    }
+    if (const char* env = std::getenv("ASCEND_RT_VISIBLE_DEVICES")) {
+      if (std::optional<std::string> error = applyVisibleDevices(env, c)) {
+        c.count = -1;
+        c.error = *error;
       }
     }
     return c;
@@ -251,7 +294,7 @@ aclError checkDevice(const char* fn, int32_t id) {
   if (n < 0) return ACL_ERROR_RT_NO_DEVICE;
   if (id < 0 || id >= n)
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, fn, ": device ", id, " is out of range; valid devices are 0..",
-                n - 1, " (FLAGOS_SIM_DEVICES=", n, ")");
+                n - 1, " (", n, " visible: FLAGOS_SIM_DEVICES, ASCEND_RT_VISIBLE_DEVICES)");
   return ACL_SUCCESS;
 }
 
