@@ -504,7 +504,51 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out",
                "clamp", "clamp_", "clamp.out",
                "_scaled_dot_product_fused_attention_overrideable",
-               "_scaled_dot_product_fused_attention_overrideable_backward")
+               "_scaled_dot_product_fused_attention_overrideable_backward",
+               "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl",
+               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward")
+
+
+# The fused RNN cells have no CPU kernel: their references are the cells'
+# arithmetic on the CPU, differentiated by autograd for the backwards. The
+# workspaces are the flagos kernels' own layout (csrc/handwritten/rnn_cells.cc).
+def _lstm_ref(ig, hg, cx, ib=None, hb=None):
+    gates = ig + hg + (ib if ib is not None else 0) + (hb if hb is not None else 0)
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    return o * cy.tanh(), cy, torch.cat([i, f, g, o], 1)
+
+
+def _lstm_backward_ref(grad_hy, grad_cy, cx, cy, workspace, has_bias):
+    # Recover the pre-activation gates from the workspace, then differentiate.
+    i, f, g, o = workspace.chunk(4, 1)
+    pre = torch.cat([torch.logit(i), torch.logit(f), torch.atanh(g), torch.logit(o)], 1).requires_grad_()
+    c = cx.clone().requires_grad_()
+    hy, cy2, _ = _lstm_ref(pre, torch.zeros_like(pre), c)
+    grad_gates, grad_cx = torch.autograd.grad((hy, cy2), (pre, c), (grad_hy, grad_cy))
+    return grad_gates, grad_cx, grad_gates.sum(0) if has_bias else None
+
+
+def _gru_ref(ig, hg, hx, ib=None, hb=None):
+    ig = ig + (ib if ib is not None else 0)
+    hg = hg + (hb if hb is not None else 0)
+    (ir, iz, in_), (hr, hz, hn) = ig.chunk(3, 1), hg.chunk(3, 1)
+    r, z = (ir + hr).sigmoid(), (iz + hz).sigmoid()
+    n = (in_ + r * hn).tanh()
+    return n + z * (hx - n), torch.cat([r, z, n, hx, hn], 1)
+
+
+def _gru_backward_ref(grad_hy, workspace, has_bias):
+    r, z, n, hx, hn = workspace.chunk(5, 1)
+    # Pre-activation gates that reproduce the workspace: input r, z parts carry
+    # the logits (hidden r, z parts zero), input n carries atanh(n) - r * hn.
+    ig = torch.cat([torch.logit(r), torch.logit(z), torch.atanh(n) - r * hn], 1).requires_grad_()
+    hg = torch.cat([torch.zeros_like(r), torch.zeros_like(z), hn], 1).requires_grad_()
+    h = hx.clone().requires_grad_()
+    hy, _ = _gru_ref(ig, hg, h)
+    gi, gh, gx = torch.autograd.grad(hy, (ig, hg, h), grad_hy)
+    return gi, gh, gx, (gi.sum(0) if has_bias else None), (gh.sum(0) if has_bias else None)
 
 
 # The PrivateUse1 SDPA hooks have no CPU kernel: the CPU reference is ATen's
@@ -658,6 +702,26 @@ def _special(spec: OpSpec) -> list[Case] | None:
         Case(spec, "plain", _sdpa_grads, (q, k, v), tags=("plain",)),
         Case(spec, "additive mask", _sdpa_grads, (q, k, v, bias), tags=("broadcast",)),
         Case(spec, "causal", _sdpa_grads, (q, k, v), {"is_causal": True}, tags=("plain",))]
+    ig, hg, cx, b1, b2 = _rand(3, 8, seed=5), _rand(3, 8, seed=6), _rand(3, 2, seed=7), _rand(8, seed=8), _rand(8, seed=9)
+    table["_thnn_fused_lstm_cell"] = [
+        Case(spec, "biases", lambda *a: aten._thnn_fused_lstm_cell(*a), (ig, hg, cx, b1, b2), ref=_lstm_ref,
+             tags=("plain",)),
+        Case(spec, "no bias", lambda *a: aten._thnn_fused_lstm_cell(*a), (ig, hg, cx), ref=_lstm_ref,
+             tags=("plain",))]
+    hy, cy, workspace = _lstm_ref(ig, hg, cx, b1, b2)
+    table["_thnn_fused_lstm_cell_backward_impl"] = [
+        Case(spec, "both grads", lambda *a: aten._thnn_fused_lstm_cell_backward_impl(*a),
+             (_rand(3, 2, seed=10), _rand(3, 2, seed=11), cx, cy, workspace, True), ref=_lstm_backward_ref,
+             tags=("plain",))]
+    gig, ghg, hx = _rand(3, 6, seed=12), _rand(3, 6, seed=13), _rand(3, 2, seed=14)
+    g1, g2 = _rand(6, seed=15), _rand(6, seed=16)
+    table["_thnn_fused_gru_cell"] = [
+        Case(spec, "biases", lambda *a: aten._thnn_fused_gru_cell(*a), (gig, ghg, hx, g1, g2), ref=_gru_ref,
+             tags=("plain",))]
+    _, gru_workspace = _gru_ref(gig, ghg, hx, g1, g2)
+    table["_thnn_fused_gru_cell_backward"] = [
+        Case(spec, "bias", lambda *a: aten._thnn_fused_gru_cell_backward(*a),
+             (_rand(3, 2, seed=17), gru_workspace, True), ref=_gru_backward_ref, tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 
