@@ -1,9 +1,10 @@
 """Model steps on flagos against the CPU, with the runtime calls each step makes.
 
 Two steps users run thousands of times:
-- the Qwen-Image denoising step of examples/qwen_image_showcase.py: the
-  transformer split over flagos:1 and flagos:2, the scheduler step with the
-  latents on flagos:3, flagos:0 current;
+- a Qwen-Image denoising step with the transformer of
+  examples/qwen_image_showcase.py split as its `split` case splits it, over
+  flagos:1 and flagos:2, and the scheduler step with the latents on
+  flagos:3, flagos:0 current;
 - an LLM decode step: transformers' Llama (the tests' small config) producing
   one token from its KV cache, on flagos:1 while flagos:0 is current, and
   split over flagos:1 and flagos:2.
@@ -27,6 +28,8 @@ import torch
 
 from benchmarks.generator import REPO
 from benchmarks.timing import Variant, compare, interleave, summarize
+
+TEXT_TOKENS = 5
 
 
 def _counts(run) -> dict:
@@ -64,14 +67,20 @@ def _ms(summary: dict) -> dict:
 def qwen_image_step(reps: int) -> dict:
     sys.path.insert(0, os.path.join(REPO, "examples"))
     import qwen_image_showcase as showcase
+    from accelerate import dispatch_model
+    from diffusers import FlowMatchEulerDiscreteScheduler
 
-    transformer, _, scheduler = showcase.build_models()
-    split = showcase.split_transformer(copy.deepcopy(transformer))
+    torch.manual_seed(0)
+    transformer = showcase.make_transformer()
+    # main_device: the inputs start where the first shard is (the text mask meets the text states there).
+    split = dispatch_model(copy.deepcopy(transformer), main_device="flagos:1", device_map=showcase.TRANSFORMER_SPLIT)
+    scheduler = FlowMatchEulerDiscreteScheduler()
     g = torch.Generator().manual_seed(1)
-    text = torch.randn(1, showcase.TEXT_TOKENS, 16, generator=g)
-    latents = showcase.pack(torch.randn(1, 4, 1, showcase.HEIGHT, showcase.WIDTH, generator=g))
-    mask = torch.ones(1, showcase.TEXT_TOKENS)
-    shapes = [(1, showcase.HEIGHT // 2, showcase.WIDTH // 2)]
+    text = torch.randn(1, TEXT_TOKENS, 16, generator=g)
+    # 8x8 latent pixels in 2x2 patches of 4 channels: 16 image tokens of 16 features
+    latents = torch.randn(1, 4, 4, 2, 4, 2, generator=g).permute(0, 2, 4, 1, 3, 5).reshape(1, 16, 16)
+    mask = torch.ones(1, TEXT_TOKENS)
+    shapes = [(1, 4, 4)]
 
     def step_on(model, sched, device):
         lat, txt, msk = latents.to(device), text.to(device), mask.to(device)
