@@ -35,6 +35,7 @@
 // _fused_sdp_choice keeps a mask that requires grad on the math path.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/SymInt.h>
 #include <torch/library.h>
@@ -160,9 +161,14 @@ ForwardResult fused_attention(const at::Tensor& query, const at::Tensor& key, co
   at::Tensor logsumexp = empty_on(device, {batch, heads, q_len}, at::kFloat);
   FLAGOS_GUARDED_LAUNCH(device, aclnnLog, softmax_sum.select(3, 0), logsumexp);
   FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceAdd, logsumexp, softmax_max.select(3, 0), at::Scalar(1));
-  // No nested inputs (cum_seq_*), no dropout (philox_*), no debug mask.
-  return {out,        logsumexp,    at::Tensor(), at::Tensor(), c10::SymInt(q_len), c10::SymInt(kv_len),
-          at::Tensor(), at::Tensor(), at::Tensor()};
+  // No nested inputs (cum_seq_*) and no debug mask. Without dropout the
+  // philox seed and offset are unused, but the op's meta function promises
+  // 0-dim int64 tensors for them and torch.compile's wrappers check that
+  // promise: host zeros, as CUDA's kernels return without dropout.
+  const at::Tensor philox_seed = at::zeros({}, at::kLong);
+  const at::Tensor philox_offset = at::zeros({}, at::kLong);
+  return {out,         logsumexp,     at::Tensor(), at::Tensor(), c10::SymInt(q_len), c10::SymInt(kv_len),
+          philox_seed, philox_offset, at::Tensor()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(

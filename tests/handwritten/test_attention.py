@@ -153,6 +153,21 @@ def test_logsumexp_output():
     assert got[1].shape == (2, 4, 5) and got[1].dtype == torch.float32
 
 
+def test_outputs_match_the_meta_function():
+    """What the op returns has the types its meta function promises:
+    torch.compile's wrappers check every output against the meta result
+    (a None philox seed raised TypeError: expected Tensor())."""
+    q, k, v = qkv()
+    got = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(*on_device(q, k, v))
+    meta = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(*(t.to("meta") for t in (q, k, v)))
+    for i, (g, m) in enumerate(zip(got, meta)):
+        assert type(g) is type(m), (i, g, m)
+        if isinstance(m, torch.Tensor):
+            assert (g.shape, g.dtype) == (m.shape, m.dtype), i
+    seed, offset = got[6], got[7]
+    assert seed.item() == 0 and offset.item() == 0  # no dropout: unused
+
+
 def test_direct_bool_mask():
     """A bool mask given to the op itself (scaled_dot_product_attention converts
     one to additive first) goes to CANN's attenMask, inverted."""
