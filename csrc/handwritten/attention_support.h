@@ -22,6 +22,9 @@ inline constexpr int64_t kMaxAttentionHeadDim = 512;
 // Why the fused kernel cannot compute this call; empty when it can.
 // `attn_mask` is the mask as scaled_dot_product_attention passes it on
 // (additive, of query's dtype) or as a caller gives it (bool: true attends).
+// Sizes are read as SymInts: under torch.compile(dynamic=True) the choice
+// sees symbolic sizes, and each comparison guards the compiled graph on
+// its outcome (numel() or size() would raise there).
 inline std::string fused_attention_unsupported(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                                const std::optional<at::Tensor>& attn_mask, double dropout_p,
                                                bool is_causal, bool enable_gqa) {
@@ -38,16 +41,17 @@ inline std::string fused_attention_unsupported(const at::Tensor& query, const at
   if (key.scalar_type() != dtype || value.scalar_type() != dtype) {
     return "query, key and value must have one dtype";
   }
-  if (query.numel() == 0 || key.numel() == 0 || value.numel() == 0) {
+  if (query.sym_numel() == 0 || key.sym_numel() == 0 || value.sym_numel() == 0) {
     return "empty inputs are not supported";
   }
-  const int64_t heads = query.size(1);
-  const int64_t kv_heads = key.size(1);
-  if (key.size(0) != query.size(0) || value.size(0) != query.size(0) || value.size(1) != kv_heads ||
-      value.size(2) != key.size(2)) {
+  const c10::SymInt heads = query.sym_size(1);
+  const c10::SymInt kv_heads = key.sym_size(1);
+  if (key.sym_size(0) != query.sym_size(0) || value.sym_size(0) != query.sym_size(0) ||
+      value.sym_size(1) != kv_heads || value.sym_size(2) != key.sym_size(2)) {
     return "key and value must match query's batch and each other's heads and sequence";
   }
-  if (query.size(3) != key.size(3) || value.size(3) > key.size(3) || key.size(3) > kMaxAttentionHeadDim) {
+  if (query.sym_size(3) != key.sym_size(3) || value.sym_size(3) > key.sym_size(3) ||
+      key.sym_size(3) > kMaxAttentionHeadDim) {
     return "the head dims must satisfy query == key >= value, at most 512";
   }
   if (heads > kMaxAttentionHeads || heads % kv_heads != 0 || (heads != kv_heads && !enable_gqa)) {
@@ -64,7 +68,9 @@ inline std::string fused_attention_unsupported(const at::Tensor& query, const at
     if (mask.scalar_type() != at::kBool && mask.scalar_type() != dtype) {
       return "the mask must be bool or of query's dtype";
     }
-    if (mask.dim() > 4 || !at::is_expandable_to(mask.sizes(), {query.size(0), heads, query.size(2), key.size(2)})) {
+    if (mask.dim() > 4 ||
+        !at::is_expandable_to(mask.sym_sizes(),
+                              {query.sym_size(0), heads, query.sym_size(2), key.sym_size(2)})) {
       return "the mask must broadcast to (batch, heads, query sequence, key sequence)";
     }
   }
