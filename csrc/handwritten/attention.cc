@@ -40,6 +40,7 @@
 #include <c10/core/SymInt.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -126,6 +127,29 @@ void check_supported(const char* op, const at::Tensor& query, const at::Tensor& 
   TORCH_CHECK(why.empty(), op, " on flagos: ", why);
 }
 
+// `out` (contiguous BNSD, as CANN writes it) in query's memory order, as the
+// op's meta function allocates its output (alloc_with_matching_layout: dims
+// by decreasing stride of query). torch.compile checks the strides it gets
+// against the meta function's; callers such as transformers pass a query
+// transposed from [B, S, N, D], whose order is then B, S, N, D. One copy
+// when the order differs.
+at::Tensor in_memory_order_of(const at::Tensor& query, const at::Tensor& out) {
+  std::array<int64_t, 4> order{0, 1, 2, 3};  // physical position -> logical dim
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return query.stride(a) > query.stride(b); });
+  if (order == std::array<int64_t, 4>{0, 1, 2, 3}) {
+    return out;
+  }
+  std::array<int64_t, 4> physical_sizes{}, logical_of{};
+  for (int64_t i = 0; i < 4; ++i) {
+    physical_sizes[i] = out.size(order[i]);
+    logical_of[order[i]] = i;
+  }
+  at::Tensor result = out.new_empty(physical_sizes).permute(logical_of);
+  result.copy_(out);
+  return result;
+}
+
 double scale_of(std::optional<double> scale, const at::Tensor& query) {
   return scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(query.size(3)));
 }
@@ -167,8 +191,8 @@ ForwardResult fused_attention(const at::Tensor& query, const at::Tensor& key, co
   // promise: host zeros, as CUDA's kernels return without dropout.
   const at::Tensor philox_seed = at::zeros({}, at::kLong);
   const at::Tensor philox_offset = at::zeros({}, at::kLong);
-  return {out,         logsumexp,     at::Tensor(), at::Tensor(), c10::SymInt(q_len), c10::SymInt(kv_len),
-          philox_seed, philox_offset, at::Tensor()};
+  return {in_memory_order_of(query, out), logsumexp,     at::Tensor(), at::Tensor(), c10::SymInt(q_len),
+          c10::SymInt(kv_len),            philox_seed,   philox_offset, at::Tensor()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(

@@ -153,19 +153,26 @@ def test_logsumexp_output():
     assert got[1].shape == (2, 4, 5) and got[1].dtype == torch.float32
 
 
-def test_outputs_match_the_meta_function():
-    """What the op returns has the types its meta function promises:
-    torch.compile's wrappers check every output against the meta result
-    (a None philox seed raised TypeError: expected Tensor())."""
-    q, k, v = qkv()
+@pytest.mark.parametrize("transposed", [False, True], ids=["bnsd", "bsnd"])
+def test_outputs_match_the_meta_function(transposed):
+    """What the op returns has the types, sizes and strides its meta function
+    promises: torch.compile checks every output against the meta result (a
+    None philox seed raised TypeError: expected Tensor(); an output
+    contiguous where the meta function follows query's memory order failed
+    its stride check). transformers passes q, k, v transposed from [B, S, N, D]."""
+    q, k, v = qkv(sq=7, dv=4)
+    if transposed:
+        q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in (q, k, v))
     got = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(*on_device(q, k, v))
-    meta = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(*(t.to("meta") for t in (q, k, v)))
+    meta = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(
+        *(t.to("meta").as_strided(t.shape, t.stride()) for t in (q, k, v)))
     for i, (g, m) in enumerate(zip(got, meta)):
         assert type(g) is type(m), (i, g, m)
         if isinstance(m, torch.Tensor):
-            assert (g.shape, g.dtype) == (m.shape, m.dtype), i
+            assert (g.shape, g.stride(), g.dtype) == (m.shape, m.stride(), m.dtype), i
     seed, offset = got[6], got[7]
     assert seed.item() == 0 and offset.item() == 0  # no dropout: unused
+    close(got[0], F.scaled_dot_product_attention(q, k, v))
 
 
 def test_direct_bool_mask():
