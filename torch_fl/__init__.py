@@ -36,6 +36,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
 )
 
 from torch_fl import sim  # noqa: E402
+from torch_fl import _compile  # noqa: E402,F401  (torch.compile runs flagos graphs as ATen calls)
 
 if torch.distributed.is_available():
     from torch_fl import distributed  # noqa: E402,F401  (registers the "hccl" backend)

@@ -2,11 +2,11 @@
 
 Inductor asks the device module (torch.flagos) for a `Scheduling` and its
 wrapper code generators. Inductor cannot generate kernels for Ascend, so
-flagos runs compiled graphs in Inductor's "lite" mode, where every op is an
-ATen kernel (here: a flagos kernel) and Inductor keeps its graph capture and
-its wrapper: `torch.compile(model, mode="lite")`. In any other mode Inductor
-would have to generate a flagos kernel, and the scheduling raises an error
-that says so and names the fix.
+torch.compile runs flagos graphs with Inductor's lite options, where every
+op is an ATen kernel (here: a flagos kernel) and Inductor keeps its graph
+capture and its wrapper; torch_fl/_compile.py chooses them for any mode.
+Only an option that asks for generated kernels on flagos reaches this
+Scheduling, and it raises an error that says so and names the fix.
 
 Device placement: Inductor makes a device current around generated code
 only for the devices it knows as GPUs, and allocates buffers as
@@ -26,9 +26,11 @@ from torch._inductor.codegen.wrapper import SubgraphPythonWrapperCodegen
 from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 from torch._inductor.scheduler import BaseScheduling
 
+from torch_fl import _device_interface  # noqa: F401  (Inductor asks it while lowering)
+
 WHY = ("torch.compile cannot generate flagos kernels: Inductor has no code generator for Ascend NPUs. "
-       "Compile in Inductor's lite mode, which runs every op as a flagos kernel: "
-       "torch.compile(model, mode=\"lite\")")
+       "flagos graphs run every op as a flagos kernel (Inductor's lite options); remove the option that "
+       "asks for generated kernels (fallback_by_default=False, or a region marked for Inductor compilation)")
 
 
 class FlagosDeviceOpOverrides(DeviceOpOverrides):
@@ -100,7 +102,7 @@ class CppWrapperCodegen(_PythonWrapperCodegen):
     @staticmethod
     def create(*args, **kwargs):
         raise NotImplementedError("flagos: Inductor's C++ wrapper (cpp_wrapper, AOTInductor) is not supported; "
-                                  "use torch.compile(model, mode=\"lite\")")
+                                  "use torch.compile(model) without cpp_wrapper")
 
 
 register_device_op_overrides("flagos", FlagosDeviceOpOverrides())
