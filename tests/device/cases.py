@@ -553,14 +553,16 @@ def _gru_backward_ref(grad_hy, workspace, has_bias):
 
 # The PrivateUse1 SDPA hooks have no CPU kernel: the CPU reference is ATen's
 # CPU flash attention, which returns (out, logsumexp); the other results of the
-# hook are empty (no nested inputs, no dropout, no debug mask).
+# hook are empty (no nested inputs, no debug mask) but the philox seed and
+# offset, 0-dim int64 zeros (no dropout) as its meta function promises.
 def _sdpa_hook(q, k, v, mask=None, is_causal=False):
     return torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, k, v, mask, is_causal=is_causal)
 
 
 def _sdpa_hook_ref(q, k, v, mask=None, is_causal=False):
     out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=is_causal, attn_mask=mask)
-    return (out, lse, None, None, q.shape[2], k.shape[2], None, None, None)
+    no_dropout = torch.zeros((), dtype=torch.long)
+    return (out, lse, None, None, q.shape[2], k.shape[2], no_dropout, no_dropout, None)
 
 
 # The backward hook is what autograd calls for the fused forward; the case runs
