@@ -195,6 +195,7 @@ def summarize_family(runs: dict, files: list[str]) -> dict:
         row[f"{mode}_causes"] = s["causes"]
         row[f"{mode}_crash_list"] = [c["nodeid"] for c in s["crashes"]]
         touched = accel_run = accel_passed = 0
+        accel_causes: collections.Counter = collections.Counter()
         for f in files:
             cpu = {generic.generic_id(n): r["outcome"] for n, r in runs[(f, "cpu")]["results"].items()}
             for n, r in runs[(f, mode)]["results"].items():
@@ -206,9 +207,12 @@ def summarize_family(runs: dict, files: list[str]) -> dict:
                 if cpu.get(gid) == "skipped" and r["outcome"] != "skipped":
                     accel_run += 1
                     accel_passed += r["outcome"] == "passed"
+                    if r["outcome"] != "passed":
+                        accel_causes[generic.cause_of(r.get("message", ""), r.get("root"))] += 1
         row[f"{mode}_touched"] = touched
         row[f"{mode}_accelerator_only_run"] = accel_run
         row[f"{mode}_accelerator_only_passed"] = accel_passed
+        row[f"{mode}_accelerator_only_causes"] = [{"count": k, "cause": c} for c, k in accel_causes.most_common()]
     return row
 
 
@@ -300,6 +304,17 @@ def main(argv=None) -> int:
               f"{row.get('flagos_crashes', '-'):>6} {row.get('strict_passed', '-'):>7} "
               f"{100 * row.get('strict_ratio', 0):>6.1f}% {row.get('strict_crashes', '-'):>6} "
               f"{row.get('flagos_accelerator_only_passed', '-'):>11}/{row.get('flagos_accelerator_only_run', '-'):<8}")
+    rows = [r for r in summary["families"].values() if "cpu_passed" in r]
+    if len(rows) > 1:
+        total = {k: sum(r.get(k, 0) for r in rows) for k in
+                 ("cpu_passed", "flagos_passed", "flagos_touched", "flagos_crashes", "strict_passed",
+                  "strict_crashes", "flagos_accelerator_only_passed", "flagos_accelerator_only_run")}
+        summary["total"] = total
+        print(f"{'total':<22} {total['cpu_passed']:>8} {total['flagos_passed']:>7} "
+              f"{100 * total['flagos_passed'] / total['cpu_passed']:>6.1f}% {total['flagos_touched']:>8} "
+              f"{total['flagos_crashes']:>6} {total['strict_passed']:>7} "
+              f"{100 * total['strict_passed'] / total['cpu_passed']:>6.1f}% {total['strict_crashes']:>6} "
+              f"{total['flagos_accelerator_only_passed']:>11}/{total['flagos_accelerator_only_run']:<8}")
     for fam, row in summary["families"].items():
         for mode in ("flagos", "strict"):
             causes = row.get(f"{mode}_causes")
@@ -307,6 +322,11 @@ def main(argv=None) -> int:
                 print(f"\n{fam} [{mode}]: failures of CPU-passing tests, by cause:")
                 for c in causes:
                     print(f"{c['count']:>5}  {c['cause']}\n       e.g. {c['example']}")
+            causes = row.get(f"{mode}_accelerator_only_causes")
+            if causes:
+                print(f"\n{fam} [{mode}]: failures of tests skipped on the CPU, by cause:")
+                for c in causes:
+                    print(f"{c['count']:>5}  {c['cause']}")
             for nodeid in row.get(f"{mode}_crash_list", []):
                 print(f"CRASH [{mode}] {nodeid}")
     print(f"\n{summary['seconds']} s; per-test logs in {out_dir}")
