@@ -66,6 +66,9 @@ FAMILIES = {
     "bert": ("transformers", ("tests/models/bert/test_modeling_bert.py",)),
 }
 ENV_PREFIX = {"diffusers": "DIFFUSERS", "transformers": "TRANSFORMERS"}
+# Besides tests/, what a library's test files import from its repository root
+# (transformers' tests load custom classes from utils/test_module).
+ROOT_EXTRAS = {"transformers": ("conftest.py", "utils/test_module")}
 MODES = ("cpu", "flagos", "strict")
 SPEC_FILE = "flagos_device_spec.py"
 
@@ -107,10 +110,17 @@ def materialise(library: str, source: Path, ref: str | None, cache: Path) -> Pat
     if (dest / "tests").exists():
         shutil.rmtree(dest / "tests")
     dest.mkdir(parents=True, exist_ok=True)
+    paths = ("tests",) + ROOT_EXTRAS.get(library, ())
     if (source / "tests").is_dir() and ref is None:
-        shutil.copytree(source / "tests", dest / "tests")
+        for p in paths:
+            if (source / p).is_dir():
+                shutil.copytree(source / p, dest / p, dirs_exist_ok=True)
+            elif (source / p).exists():
+                shutil.copy(source / p, dest / p)
     else:
-        archive = subprocess.run(["git", "--git-dir", str(source), "archive", ref or "HEAD", "tests"],
+        tree = subprocess.run(["git", "--git-dir", str(source), "ls-tree", "--name-only", ref or "HEAD", *paths],
+                              check=True, capture_output=True, text=True).stdout.split()
+        archive = subprocess.run(["git", "--git-dir", str(source), "archive", ref or "HEAD", *tree],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     (dest / SPEC_FILE).write_text(DEVICE_SPEC)
