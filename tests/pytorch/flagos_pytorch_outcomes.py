@@ -17,6 +17,10 @@ starts. It
   runner can report per test function; and, on flagos, which torch_fl the
   process imported (a "session" line), so a run against another build
   (PYTHONPATH) shows what it measured;
+- on flagos, records with each test's outcome how many kernels it launched
+  on flagos devices ("launches", from torch_fl.sim.stats()), so a runner can
+  tell the tests that touched the device from those that never did (a test
+  that builds its model on the CPU whatever the test device passes anyway);
 - on flagos, synchronizes every device at the end of each test's call: a
   kernel that fails at run time reports at the next synchronize (as on
   CUDA), so without this its error would surface in whichever later test
@@ -70,7 +74,18 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = keep
 
 
+_LAUNCHES_AT_START = {}  # nodeid -> flagos kernel launches so far, when the test started
+
+
+def _launches():
+    from torch_fl import sim
+
+    return sum(sim.stats()["launches"].values())
+
+
 def pytest_runtest_logstart(nodeid, location):
+    if os.environ.get("FLAGOS_PT_DEVICE") == "flagos":
+        _LAUNCHES_AT_START[nodeid] = _launches()
     _write({"event": "start", "nodeid": nodeid, "func": _FUNCS.get(nodeid)})
 
 
@@ -162,6 +177,8 @@ def pytest_runtest_logreport(report):
         record = {"event": "end", "nodeid": report.nodeid, "outcome": outcome,
                   "when": report.when, "duration": round(report.duration, 3),
                   "func": _FUNCS.get(report.nodeid)}
+        if report.nodeid in _LAUNCHES_AT_START:
+            record["launches"] = _launches() - _LAUNCHES_AT_START[report.nodeid]
         if report.failed or report.skipped:
             record["message"] = _message(report)[:2000]
             root = getattr(report, "flagos_root", None)

@@ -85,10 +85,16 @@ def default_folder() -> Path | None:
 
 
 def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, log,
-             select: str | None = None) -> dict:
-    """Runs one file for one device; returns {nodeid: record} and the crash list."""
-    outcomes_path = out_dir / f"{name}.{device}.jsonl"
-    done_path = out_dir / f"{name}.{device}.done"
+             select: str | None = None, *, env_extra: dict | None = None,
+             log_name: str | None = None) -> dict:
+    """Runs one file for one device; returns {nodeid: record} and the crash list.
+
+    `env_extra` is added to the subprocess's environment (the HF runner's
+    device variables, FLAGOS_STRICT); `log_name` names the per-test logs in
+    `out_dir` instead of `{name}.{device}` (a path or a second flagos mode)."""
+    log_name = log_name or f"{name}.{device}"
+    outcomes_path = out_dir / f"{log_name}.jsonl"
+    done_path = out_dir / f"{log_name}.done"
     for p in (outcomes_path, done_path):
         if p.exists():
             p.unlink()
@@ -104,6 +110,7 @@ def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, 
             [str(HERE)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p] + [str(ROOT)]),
         "PYTHONUNBUFFERED": "1",
     })
+    env.update(env_extra or {})
     env.setdefault("OMP_NUM_THREADS", "1")
     # --confcutdir: no conftest.py of the project (tests/conftest.py sets the
     # launch sanitizer and per-test resets) applies to PyTorch's files.
@@ -181,7 +188,7 @@ def run_file(folder: Path, name: str, device: str, out_dir: Path, stall: float, 
                             "message": f"process died ({kind}): " + "".join(stderr_tail)[-1500:]}
         crashes.append({"nodeid": running, "func": funcs.get(running), "returncode": rc,
                         "stalled": stalled, "stderr": "".join(stderr_tail)[-3000:]})
-        log(f"  {name} [{device}]: crash in {running} ({kind}); resuming")
+        log(f"  {log_name}: crash in {running} ({kind}); resuming")
         with open(done_path, "w") as f:
             f.write("\n".join(results) + "\n")
     return {"results": results, "crashes": crashes, "attempts": attempts,
