@@ -252,3 +252,21 @@ def test_diffusers_model_device_map_auto_splits_over_flagos_devices(saved_pipeli
     unet_step(unet)
     launches = torch_fl.sim.stats()["launches"]
     assert {f"flagos:{device}" for device, n in launches.items() if n} == placed
+
+
+# versions
+
+
+def test_another_minor_release_warns_once(monkeypatch):
+    from torch_fl.integrations import hf
+
+    monkeypatch.setattr(hf, "_version_warned", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hf._check_version("accelerate")  # the checked release: silent
+    monkeypatch.setitem(hf.CHECKED_VERSIONS, "accelerate", "0.1")
+    with pytest.warns(UserWarning, match=r"accelerate 0\.1; with accelerate 1\.15\.\d+, check where"):
+        hf._check_version("accelerate")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hf._check_version("accelerate")  # once

@@ -120,3 +120,16 @@ def test_without_the_integration_every_check_fails(tmp_path):
     failures, stderr = run_cases(cases, tmp_path)
     assert failures == cases
     assert stderr.count("AssertionError: cpu") == 2  # accelerate's device: the first check
+
+
+def test_training_arguments_imported_before_torch_take_flagos(tmp_path):
+    # transformers.training_args imports torch (so torch_fl) from its own body, and is wrapped only once it
+    # has finished: at the next import, which TrainingArguments' construction makes before choosing a device.
+    code = ("from transformers import TrainingArguments\n"
+            f"print(TrainingArguments(output_dir={str(tmp_path)!r}, report_to=[]).device)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    env.pop("FLAGOS_HF_INTEGRATION", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == "flagos:0", done.stdout
