@@ -6,10 +6,7 @@ same checks find the CPU, which is what users saw."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -37,9 +34,6 @@ def fresh_accelerate_state():
 @pytest.fixture
 def integration_off(monkeypatch):
     monkeypatch.setenv("FLAGOS_HF_INTEGRATION", "0")
-
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def free_port() -> int:
@@ -100,17 +94,12 @@ def test_accelerator_takes_the_current_flagos_device():
     assert accelerate.Accelerator().device == torch.device("flagos:2")
 
 
-def test_accelerator_takes_the_local_rank_of_a_launcher(tmp_path):
+def test_accelerator_takes_the_local_rank_of_a_launcher(fresh_python):
     # Under a launcher accelerate starts a process group: a one-process job, in its own interpreter.
-    code = ("import torch, accelerate\nstate = accelerate.PartialState()\n"
-            "print(state.device, torch.distributed.get_backend_config())")
-    env = dict(os.environ, LOCAL_RANK="3", RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
-               MASTER_PORT=str(free_port()), PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-    env.pop("FLAGOS_HF_INTEGRATION", None)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split()[0] == "flagos:3", done.stdout
+    out = fresh_python("import accelerate\nprint(accelerate.PartialState().device)",
+                       env={"LOCAL_RANK": "3", "RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+                            "MASTER_PORT": str(free_port())})
+    assert out.split()[-1] == "flagos:3", out
 
 
 def test_accelerator_without_the_integration_takes_the_cpu(integration_off):

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -25,10 +22,10 @@ pytest.importorskip("accelerate")
 pytest.importorskip("transformers")
 pytest.importorskip("diffusers")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMES = ("torch", "diffusers", "transformers", "accelerate", "torch_fl")
 
-# Runs each (first lines, environment) case in a forked child; prints one JSON line of failures.
+# Runs each (first lines, environment) case in a forked child; prints the failures' tracebacks, then one JSON
+# line of the failed cases.
 DRIVER = textwrap.dedent(r'''
     import json, os, sys, traceback
     # Pulled in by the libraries whatever the order; imported once here to save each child the time.
@@ -56,7 +53,7 @@ DRIVER = textwrap.dedent(r'''
             try:
                 exec(first_lines + "\n" + CHECK, {"__name__": "__check__"})
             except BaseException:
-                sys.stderr.write(f"--- {first_lines!r} {env}\n" + traceback.format_exc())
+                print(f"--- {first_lines!r} {env}\n" + traceback.format_exc())
                 status = 1
             sys.stdout.flush()
             sys.stderr.flush()
@@ -68,21 +65,17 @@ DRIVER = textwrap.dedent(r'''
 ''')
 
 
-def run_cases(cases, tmp_path) -> tuple[list, str]:
-    import torch
+def run_cases(run, cases, tmp_path) -> tuple[list, str]:
+    """Runs the (first lines, environment) cases through DRIVER; returns the failed ones and their tracebacks."""
     import transformers
 
     llama = tmp_path / "llama"
     transformers.LlamaForCausalLM(transformers.LlamaConfig(
         vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
         num_key_value_heads=1)).save_pretrained(llama)
-    assert torch.flagos.device_count() > 0
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-    env.pop("FLAGOS_HF_INTEGRATION", None)
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(llama), str(tmp_path / "out")], input=json.dumps(cases),
-                          env=env, capture_output=True, text=True, timeout=3600, cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+    out = run(DRIVER, str(llama), str(tmp_path / "out"), stdin=json.dumps(cases))
+    failures = json.loads(out.strip().splitlines()[-1])
+    return failures, out
 
 
 LOADS_TORCH = ("torch", "diffusers", "accelerate", "torch_fl")
@@ -96,7 +89,7 @@ def imports_until_torch_fl(order: tuple, autoload: bool) -> tuple:
     return tuple(name for name in order[:order.index("torch_fl") + 1] if name != "torch")
 
 
-def test_every_import_order_places_on_flagos(tmp_path):
+def test_every_import_order_places_on_flagos(fresh_python, tmp_path):
     cases = {}
     for order in itertools.permutations(NAMES):
         for autoload in ("1", "0"):
@@ -107,29 +100,24 @@ def test_every_import_order_places_on_flagos(tmp_path):
                   "from accelerate import Accelerator", "from diffusers import DiffusionPipeline"):
         cases[(start, "1")] = [start]
     assert sum(len(orders) for orders in cases.values()) == 2 * 120 + 4 and len(cases) == 8 + 16 + 4
-    failures, stderr = run_cases([[start, {"TORCH_DEVICE_BACKEND_AUTOLOAD": autoload}] for start, autoload in cases],
-                                 tmp_path)
+    failures, log = run_cases(fresh_python, [[start, {"TORCH_DEVICE_BACKEND_AUTOLOAD": autoload}]
+                                             for start, autoload in cases], tmp_path)
     failed = [order for start, env in failures for order in cases[(start, env["TORCH_DEVICE_BACKEND_AUTOLOAD"])]]
-    assert not failed, f"{len(failed)} of 244 orders failed, e.g. {failed[:5]}\n{stderr[-3000:]}"
+    assert not failed, f"{len(failed)} of 244 orders failed, e.g. {failed[:5]}\n{log[-3000:]}"
 
 
-def test_without_the_integration_every_check_fails(tmp_path):
+def test_without_the_integration_every_check_fails(fresh_python, tmp_path):
     cases = [["import torch_fl, accelerate, transformers, diffusers", {"FLAGOS_HF_INTEGRATION": "0"}],
              ["import accelerate, diffusers, transformers, torch_fl",
               {"FLAGOS_HF_INTEGRATION": "0", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}]]
-    failures, stderr = run_cases(cases, tmp_path)
+    failures, log = run_cases(fresh_python, cases, tmp_path)
     assert failures == cases
-    assert stderr.count("AssertionError: cpu") == 2  # accelerate's device: the first check
+    assert log.count("AssertionError: cpu") == 2  # accelerate's device: the first check
 
 
-def test_training_arguments_imported_before_torch_take_flagos(tmp_path):
+def test_training_arguments_imported_before_torch_take_flagos(fresh_python, tmp_path):
     # transformers.training_args imports torch (so torch_fl) from its own body, and is wrapped only once it
     # has finished: at the next import, which TrainingArguments' construction makes before choosing a device.
-    code = ("from transformers import TrainingArguments\n"
-            f"print(TrainingArguments(output_dir={str(tmp_path)!r}, report_to=[]).device)")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-    env.pop("FLAGOS_HF_INTEGRATION", None)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split()[-1] == "flagos:0", done.stdout
+    out = fresh_python("from transformers import TrainingArguments\n"
+                       f"print(TrainingArguments(output_dir={str(tmp_path)!r}, report_to=[]).device)")
+    assert out.split()[-1] == "flagos:0", out

@@ -80,10 +80,6 @@ def _wrap_get_max_memory(modeling) -> None:
     _replace_everywhere(library_get_max_memory, get_max_memory)
 
 
-def _local_rank() -> int:
-    return int(os.environ.get("LOCAL_RANK", -1))
-
-
 def _wrap_default_device(state) -> None:
     library_default_device = state.PartialState.default_device
 
@@ -95,7 +91,7 @@ def _wrap_default_device(state) -> None:
             warnings.warn("accelerate runs this multi-process job as independent processes on flagos (it knows "
                           "no distributed flagos type): nothing synchronizes gradients. Wrap the model in "
                           "DistributedDataParallel yourself ('hccl' backend, docs/distributed.md)", stacklevel=2)
-        local_rank = _local_rank()
+        local_rank = int(os.environ.get("LOCAL_RANK", -1))
         index = local_rank % torch.flagos.device_count() if local_rank != -1 else torch.flagos.current_device()
         return torch.device("flagos", index)
 
