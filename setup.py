@@ -66,7 +66,7 @@ if __name__ == "__main__":
         name="torch_fl",
         version="0.1.0",
         description="Ascend NPUs as the PyTorch device flagos, with device-correct ACLNN kernels",
-        packages=["torch_fl"],
+        packages=["torch_fl", "torch_fl.integrations"],
         package_data={"torch_fl": ["lib/*.so"]},
         ext_modules=[Extension("torch_fl._C", sources=[])],
         # `import torch` loads torch_fl (PyTorch's device-backend autoload),

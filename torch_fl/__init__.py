@@ -41,6 +41,12 @@ from torch_fl import _compile  # noqa: E402,F401  (torch.compile runs flagos gra
 if torch.distributed.is_available():
     from torch_fl import distributed  # noqa: E402,F401  (registers the "hccl" backend)
 
+from torch_fl.integrations import hf as _hf  # noqa: E402
+
+# accelerate, transformers and diffusers learn the flagos device when they
+# are imported, whichever comes first (docs/huggingface.md).
+_hf.install()
+
 
 @atexit.register
 def _let_autograd_workers_finish() -> None:
