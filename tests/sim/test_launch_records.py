@@ -82,3 +82,19 @@ def test_async_copies_are_recorded_as_copies(lib):
     lib.fsimRecordLaunches(0)
     kinds = {r.kind for r in take(lib)}
     assert 1 in kinds, kinds  # FSIM_RECORD_MEMCPY
+
+
+def test_an_id_pushed_before_recording_started_tags_nothing(lib):
+    x = torch.ones(4, device="flagos:0")
+    torch_fl.sim.drain_streams()
+    lib.fsimRecordLaunches(1)
+    lib.fsimPushCorrelationId(7)  # a profile that stops inside its op: never popped
+    lib.fsimRecordLaunches(0)
+    lib.fsimRecordLaunches(1)  # the next profile
+    x.add_(1)
+    lib.fsimPushCorrelationId(8)
+    x.add_(1)
+    lib.fsimPopCorrelationId()
+    lib.fsimPopCorrelationId()
+    lib.fsimRecordLaunches(0)
+    assert [r.correlation for r in take(lib)] == [0, 8]

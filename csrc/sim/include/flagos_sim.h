@@ -126,7 +126,9 @@ typedef struct {
 // drops the records nobody took. Off, a queued task costs one flag test.
 void fsimRecordLaunches(int32_t on);
 // The calling thread's correlation ids (CUPTI's external correlation): work
-// it queues is recorded with the innermost one.
+// it queues is recorded with the innermost one, if that was pushed since
+// recording last started (else with 0: a profiler that stopped inside an
+// op leaves its id pushed, and that id means nothing to the next one).
 void fsimPushCorrelationId(uint64_t id);
 void fsimPopCorrelationId(void);
 // Moves up to `capacity` records of work that has run into `out`, oldest

@@ -11,6 +11,9 @@ namespace fsim {
 namespace {
 
 std::atomic<bool> gRecording{false};
+// Bumped by every start: a correlation id pushed during an earlier recording
+// and never popped (the profiler stopped inside an op) tags nothing later.
+std::atomic<uint64_t> gRecordingSerial{0};
 
 struct Records {
   std::mutex mutex;
@@ -22,7 +25,11 @@ Records& records() {
   return *r;
 }
 
-thread_local std::vector<uint64_t> tCorrelationIds;
+struct Correlation {
+  uint64_t id;
+  uint64_t recordingSerial;
+};
+thread_local std::vector<Correlation> tCorrelationIds;
 
 int32_t kindOf(const char* what) {
   if (std::strstr(what, "Memcpy") != nullptr) return FSIM_RECORD_MEMCPY;
@@ -36,7 +43,9 @@ bool recordingLaunches() { return gRecording.load(std::memory_order_relaxed); }
 
 void markRecorded(Task& task, aclrtStream stream) {
   task.recorded = true;
-  task.correlation = tCorrelationIds.empty() ? 0 : tCorrelationIds.back();
+  const bool current = !tCorrelationIds.empty() &&
+                       tCorrelationIds.back().recordingSerial == gRecordingSerial.load(std::memory_order_relaxed);
+  task.correlation = current ? tCorrelationIds.back().id : 0;
   task.stream = stream;
 }
 
@@ -63,11 +72,14 @@ void fsimRecordLaunches(int32_t on) {
     Records& r = records();
     std::lock_guard lock(r.mutex);
     r.done.clear();
+    gRecordingSerial.fetch_add(1, std::memory_order_relaxed);
   }
   gRecording.store(on != 0, std::memory_order_relaxed);
 }
 
-void fsimPushCorrelationId(uint64_t id) { tCorrelationIds.push_back(id); }
+void fsimPushCorrelationId(uint64_t id) {
+  tCorrelationIds.push_back({id, gRecordingSerial.load(std::memory_order_relaxed)});
+}
 
 void fsimPopCorrelationId(void) {
   if (!tCorrelationIds.empty()) tCorrelationIds.pop_back();
