@@ -65,6 +65,16 @@ SCRIPT = textwrap.dedent(
 
     results = {"first": run("first", WITH_DEVICE), "second": run("second", WITH_DEVICE),
                "cpu_only": run("cpu_only", [ProfilerActivity.CPU])}
+    # A kernel on a stream of flagos:1 other than its default one.
+    side = torch.flagos.Stream("flagos:1")
+    x = torch.ones(4, device="flagos:1")
+    torch.flagos.synchronize(1)
+    with profile(activities=WITH_DEVICE) as prof:
+        with torch.flagos.stream(side):
+            x.mul_(2)
+    trace = os.path.join(out_dir, "side_stream.json")
+    prof.export_chrome_trace(trace)
+    results["side_stream"] = {"trace": trace, "stream_id": side.stream_id}
     torch_fl._C._set_profiler_plugin_enabled(False)
     results["plugin_off"] = run("plugin_off", WITH_DEVICE)
     print(json.dumps(results))
@@ -140,6 +150,17 @@ def test_chrome_trace_has_a_track_per_device_and_stream(runs):
              and e["name"] in ("process_name", "thread_name") and e["pid"] in (0, 1)}
     assert names[(0, "process_name")] == "flagos:0" and names[(1, "process_name")] == "flagos:1"
     assert names[(0, "thread_name")] == "stream 0"
+
+
+def test_a_kernel_on_a_side_stream_is_on_that_streams_track(runs):
+    run = runs["side_stream"]
+    assert run["stream_id"] != 0
+    trace = json.loads(Path(run["trace"]).read_text())
+    kernels = [(e["pid"], e["tid"], e["name"]) for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+    assert kernels == [(1, run["stream_id"], "aclnnInplaceMuls")]
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "thread_name" and e["pid"] == 1}
+    assert names[run["stream_id"]] == f"stream {run['stream_id']}"
 
 
 def test_negative_control_plugin_off_shows_no_device_kernels(runs):
