@@ -1,7 +1,7 @@
 // The simulator's own C API: what a real CANN install does not have.
 // Counters, launch-validation mode and fault injection, for tests and for
 // torch_fl.sim (which loads it with ctypes). The backend calls only the
-// launch records (below), from its profiler plugin, in simulator builds.
+// launch records (below) and fsimDrainStreams, from its profiler plugin.
 #pragma once
 
 #include <stddef.h>
