@@ -5,7 +5,8 @@ devices, a per-thread current device, device-owned memory and launch
 validation that rejects (or, in ``nan`` mode, silently corrupts) an operator
 whose tensors, stream and workspace are not on the calling thread's current
 device. Its counters are read through its own C API (``flagos_sim.h``),
-which the backend never calls.
+of which the backend calls only the launch records and the stream drain,
+for torch.profiler (docs/profiler.md).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@
 #include "runtime/launch.h"
 #include "runtime/opapi.h"
 #include "runtime/phases.h"
+#include "runtime/profiler.h"
 #include "runtime/stream.h"
 
 namespace py = pybind11;
@@ -222,6 +223,8 @@ PYBIND11_MODULE(_C, m) {
   // Diagnostic switch for negative-control tests and overhead benchmarks.
   m.def("_set_guards_enabled", &flagos::set_guards_enabled);
   m.def("_guards_enabled", &flagos::guards_enabled);
+  m.def("_set_profiler_plugin_enabled", &flagos::set_profiler_plugin_enabled);
+  m.def("_profiler_plugin_enabled", &flagos::profiler_plugin_enabled);
   m.def("_set_device_check", &flagos::set_device_check_enabled);
   m.def("_device_check", &flagos::device_check_enabled);
   m.def("_set_executor_cache", &flagos::set_executor_cache_enabled);

@@ -133,6 +133,15 @@ aclrtStream acl_stream(c10::Stream stream) {
   return handle;
 }
 
+c10::StreamId stream_id_of(c10::DeviceIndex device, aclrtStream handle) {
+  if (handle == nullptr || device < 0 || device >= kMaxDevices) return -1;
+  const DeviceStreams& streams = all_streams()[device];
+  for (int id = 0; id < kMaxStreamsPerDevice; ++id) {
+    if (streams.handles[id].load(std::memory_order_acquire) == handle) return id;
+  }
+  return -1;
+}
+
 void synchronize_stream(c10::Stream stream) {
   FLAGOS_ACL_CHECK(aclrtSynchronizeStream(acl_stream(stream)));
 }

@@ -36,6 +36,10 @@ c10::Stream new_stream(c10::DeviceIndex device);
 // The runtime handle behind a stream; created on its device on first use.
 aclrtStream acl_stream(c10::Stream stream);
 
+// The id of the backend's stream behind a runtime handle of `device`, -1
+// for a handle the backend did not create (the profiler's stream tracks).
+c10::StreamId stream_id_of(c10::DeviceIndex device, aclrtStream handle);
+
 // Waits for everything queued on `stream`; raises the runtime's error for
 // work that failed on it (ACL_ERROR_RT_AICORE_EXCEPTION), as torch.cuda
 // reports device-side errors at the next synchronization.

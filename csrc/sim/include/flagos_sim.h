@@ -1,8 +1,10 @@
 // The simulator's own C API: what a real CANN install does not have.
 // Counters, launch-validation mode and fault injection, for tests and for
-// torch_fl.sim (which loads it with ctypes). The backend never calls it.
+// torch_fl.sim (which loads it with ctypes). The backend calls only the
+// launch records (below) and fsimDrainStreams, from its profiler plugin.
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -99,6 +101,39 @@ int32_t fsimPointerDevice(const void* ptr);
 // The device a stream belongs to; nullptr means the current device's
 // default stream. -1 (message set) for a handle that is not a live stream.
 int32_t fsimStreamDevice(void* stream);
+
+// ---- launch records: the device side of a profile ----------------------
+// What CANN's profiling (msprof, driven by aclprofStart) reports as task
+// time: which kernel or async copy ran on which device and stream, when.
+
+typedef enum {
+  FSIM_RECORD_KERNEL = 0,  // an ACLNN operator's phase 2
+  FSIM_RECORD_MEMCPY = 1,  // aclrtMemcpyAsync
+  FSIM_RECORD_MEMSET = 2,  // aclrtMemsetAsync
+} fsimRecordKind;
+
+typedef struct {
+  const char* name;      // "aclnnAdd", "aclrtMemcpyAsync": static storage
+  int32_t kind;          // fsimRecordKind
+  int32_t device;
+  void* stream;          // the handle it was queued on (nullptr: the default stream)
+  uint64_t correlation;  // the queuing thread's innermost correlation id, 0 if none
+  int64_t startNs;       // when the stream's worker ran it, in nanoseconds of
+  int64_t endNs;         // CLOCK_REALTIME (the clock of PyTorch's profiler)
+} fsimLaunchRecord;
+
+// Starts (1) or stops (0) recording the work queued from now on. Starting
+// drops the records nobody took. Off, a queued task costs one flag test.
+void fsimRecordLaunches(int32_t on);
+// The calling thread's correlation ids (CUPTI's external correlation): work
+// it queues is recorded with the innermost one, if that was pushed since
+// recording last started (else with 0: a profiler that stopped inside an
+// op leaves its id pushed, and that id means nothing to the next one).
+void fsimPushCorrelationId(uint64_t id);
+void fsimPopCorrelationId(void);
+// Moves up to `capacity` records of work that has run into `out`, oldest
+// first, and returns their number. Work still queued is taken later.
+size_t fsimTakeLaunchRecords(fsimLaunchRecord* out, size_t capacity);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -222,6 +222,10 @@ struct Work {
 struct Task {
   const char* what = "";  // a string literal: the runtime call or operator
   std::shared_ptr<const Work> work;
+  // Set when queued while launches are recorded (fsimRecordLaunches).
+  bool recorded = false;
+  uint64_t correlation = 0;
+  aclrtStream stream = nullptr;
 };
 
 // A task of a runtime call (a copy, a memset) that runs `run`.
@@ -243,6 +247,18 @@ std::optional<fsimStreamMode> streamMode(const char* fn);
 // reset releases the device: their handles become stale
 // (ACL_ERROR_RT_INVALID_HANDLE).
 void releaseDeviceStreams(int device);
+
+// ---- launch records (records.cc) ---------------------------------------------
+
+// Whether work queued now is recorded: one relaxed load.
+bool recordingLaunches();
+// Marks `task`, about to be queued on `stream`, for recording, with the
+// calling thread's correlation id.
+void markRecorded(Task& task, aclrtStream stream);
+// Keeps the record of a marked task that ran on `device` from startNs to endNs.
+void addRecord(const Task& task, int device, int64_t startNs, int64_t endNs);
+// CLOCK_REALTIME in nanoseconds, the clock of the records.
+int64_t realtimeNs();
 
 // ---- counters ---------------------------------------------------------------
 

@@ -296,6 +296,7 @@ void runWorker(Stream* s) {
         s->running = true;
         lock.unlock();
         std::string error;
+        const int64_t startNs = task.recorded ? realtimeNs() : 0;
         try {
           AccessGrant grant;  // the memory the task may touch (FLAGOS_SIM_PROTECT)
           for (const Access& a : task.work->accesses) grant.add(a.alloc);
@@ -303,6 +304,7 @@ void runWorker(Stream* s) {
         } catch (const std::exception& e) {
           error = cat(task.what, ": ", e.what());
         }
+        if (task.recorded) addRecord(task, s->device, startNs, realtimeNs());
         releaseMemory(task.work->accesses);
         task.work.reset();  // before the position completes: its owner may reuse it then
         lock = lockSoon(h.mutex);
@@ -499,6 +501,7 @@ void enqueue(aclrtStream stream, Task task) {
   if (s == nullptr && stream == nullptr && current >= 0) s = defaultStream(h, current);
   if (s == nullptr || h.exiting) return;  // validated by the caller; or the process is ending
   retainMemory(task.work->accesses);
+  if (recordingLaunches()) markRecorded(task, stream);
   Item item;
   item.kind = ItemKind::kTask;
   item.task = std::move(task);
