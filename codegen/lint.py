@@ -58,6 +58,8 @@ _PASTING = re.compile(r"##|\b(C10_CONCATENATE|C10_CONCATENATE_IMPL|BOOST_PP_CAT)
 _ALLOWED = {
     "runtime/launch.h": {"everything"},  # the one sanctioned launch path
     "runtime/launch.cc": {"internals"},
+    "runtime/executor_cache.h": {"internals"},  # keeps the argument objects of cached executors
+    "runtime/executor_cache.cc": {"internals"},
     "runtime/opapi.cc": {"resolvers"},  # implements opapi_symbol
     "runtime/opapi.h": {"resolvers"},  # declares it
     "python/module.cc": {"guard switch"},  # the diagnostic binding

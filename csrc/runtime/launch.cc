@@ -9,11 +9,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <list>
-#include <unordered_map>
 #include <vector>
 
 #include "runtime/allocator.h"
+#include "runtime/executor_cache.h"
 #include "runtime/stream.h"
 
 namespace flagos {
@@ -90,27 +89,12 @@ bool env_flag(const char* name, bool fallback) {
 
 std::atomic<bool> device_check{env_flag("FLAGOS_DEVICE_CHECK", false)};
 std::atomic<bool> executor_cache_enabled{env_flag("FLAGOS_EXECUTOR_CACHE", true)};
-std::atomic<uint64_t> cache_hits{0};
-std::atomic<uint64_t> cache_misses{0};
-std::atomic<uint64_t> cache_evictions{0};
-std::atomic<uint64_t> cache_rebinds{0};
 
 }  // namespace
 
 void set_device_check_enabled(bool enabled) { device_check.store(enabled); }
 bool device_check_enabled() { return device_check.load(std::memory_order_relaxed); }
 void set_executor_cache_enabled(bool enabled) { executor_cache_enabled.store(enabled); }
-
-ExecutorCacheStats executor_cache_stats() {
-  return {cache_hits.load(), cache_misses.load(), cache_evictions.load(), cache_rebinds.load()};
-}
-
-void reset_executor_cache_stats() {
-  cache_hits = 0;
-  cache_misses = 0;
-  cache_evictions = 0;
-  cache_rebinds = 0;
-}
 
 // ---- argument conversion -----------------------------------------------
 
@@ -348,98 +332,6 @@ char* BoundArgs::text(std::string_view value) { return owned_texts_.emplace_back
 
 namespace {
 
-// A fast hash of the key; the cache compares the full key on a hit.
-uint64_t hash_key(c10::DeviceIndex device, aclrtStream stream, const void* entry,
-                  const c10::SmallVectorImpl<uint8_t>& signature) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(device);
-  auto mix = [&h](uint64_t word) {
-    h ^= word;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  };
-  mix(reinterpret_cast<uintptr_t>(stream));
-  mix(reinterpret_cast<uintptr_t>(entry));
-  const uint8_t* bytes = signature.data();
-  size_t size = signature.size();
-  mix(size);
-  for (; size >= 8; bytes += 8, size -= 8) {
-    uint64_t word;
-    std::memcpy(&word, bytes, 8);
-    mix(word);
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, bytes, size);
-  mix(tail);
-  return h;
-}
-
-struct CachedExecutor {
-  uint64_t hash;
-  c10::DeviceIndex device;
-  aclrtStream stream;
-  const void* entry;
-  std::vector<uint8_t> signature;
-  aclOpExecutor* executor;
-  uint64_t workspace_size;
-  std::unique_ptr<BoundArgs> bound;  // the objects the executor was built with
-  // The storage address each of those aclTensor objects holds now (inputs,
-  // then outputs): the one it was created with, then the one the last
-  // rebinding set. Only this cache rebinds them, so an address that has not
-  // changed needs no aclSet*TensorAddr call.
-  std::vector<void*> addresses;
-
-  bool matches(c10::DeviceIndex d, aclrtStream s, const void* e, const c10::SmallVectorImpl<uint8_t>& sig) const {
-    return device == d && stream == s && entry == e && signature.size() == sig.size() &&
-           std::memcmp(signature.data(), sig.data(), sig.size()) == 0;
-  }
-  void destroy() {
-    aclDestroyAclOpExecutor(executor);  // first the executor, then the objects it uses
-    bound.reset();
-  }
-};
-
-// Repeatable executors, most recently used first. One cache per thread: an
-// executor is rebound to new addresses before each launch, which two threads
-// must not do to one executor at once. A hit allocates nothing.
-class ExecutorCache {
- public:
-  static constexpr size_t kCapacity = 512;
-
-  ~ExecutorCache() {
-    for (CachedExecutor& entry : order_) entry.destroy();
-  }
-
-  CachedExecutor* find(uint64_t hash, c10::DeviceIndex device, aclrtStream stream, const void* entry,
-                       const c10::SmallVectorImpl<uint8_t>& signature) {
-    auto it = index_.find(hash);
-    if (it == index_.end() || !it->second->matches(device, stream, entry, signature)) return nullptr;
-    order_.splice(order_.begin(), order_, it->second);
-    return &*it->second;
-  }
-
-  void insert(CachedExecutor entry) {
-    erase(entry.hash);  // a different key with the same hash: the newer one wins
-    if (order_.size() >= kCapacity) {
-      erase(order_.back().hash);
-      ++cache_evictions;
-    }
-    order_.push_front(std::move(entry));
-    index_.emplace(order_.front().hash, order_.begin());
-  }
-
-  void erase(uint64_t hash) {
-    auto it = index_.find(hash);
-    if (it == index_.end()) return;
-    it->second->destroy();
-    order_.erase(it->second);
-    index_.erase(it);
-  }
-
- private:
-  std::list<CachedExecutor> order_;
-  std::unordered_map<uint64_t, std::list<CachedExecutor>::iterator> index_;
-};
-
 thread_local ExecutorCache tls_executor_cache;
 
 // The workspace a thread's launches on one stream share, as PyTorch keeps a
@@ -491,13 +383,14 @@ thread_local StreamWorkspaces tls_workspaces;
 // back at the same address) a hit makes no runtime call at all.
 void rebind(CachedExecutor& hit, const LaunchRecord& record) {
   const BoundArgs& bound = *hit.bound;
+  detail::ExecutorCacheCounters& counters = detail::cache_counters(hit.device);
   const size_t n_in = record.inputs().size();
   TORCH_INTERNAL_ASSERT(bound.inputs().size() == n_in && bound.outputs().size() == record.outputs().size() &&
                         hit.addresses.size() == n_in + record.outputs().size());
   for (size_t i = 0; i < n_in; ++i) {
     void* data = record.inputs()[i].data;
     if (hit.addresses[i] == data) continue;
-    ++cache_rebinds;
+    counters.rebinds.fetch_add(1, std::memory_order_relaxed);
     const aclnnStatus status = aclSetInputTensorAddr(hit.executor, i, bound.inputs()[i], data);
     TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding input ",
                 record.arg_name(record.inputs()[i].position), " of a cached executor failed with status ", status,
@@ -507,7 +400,7 @@ void rebind(CachedExecutor& hit, const LaunchRecord& record) {
   for (size_t i = 0; i < record.outputs().size(); ++i) {
     void* data = record.outputs()[i].data;
     if (hit.addresses[n_in + i] == data) continue;
-    ++cache_rebinds;
+    counters.rebinds.fetch_add(1, std::memory_order_relaxed);
     const aclnnStatus status = aclSetOutputTensorAddr(hit.executor, i, bound.outputs()[i], data);
     TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding output ",
                 record.arg_name(record.outputs()[i].position), " of a cached executor failed with status ",
@@ -568,13 +461,13 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
     const phases::Span cache_span(phases::kCache);
     hash = hash_key(device, stream, entry, record.signature());
     if (CachedExecutor* hit = tls_executor_cache.find(hash, device, stream, entry, record.signature())) {
-      ++cache_hits;
+      detail::cache_counters(device).hits.fetch_add(1, std::memory_order_relaxed);
       executor = hit->executor;
       workspace_size = hit->workspace_size;
       cached = true;
       rebind(*hit, record);
     } else {
-      ++cache_misses;
+      detail::cache_counters(device).misses.fetch_add(1, std::memory_order_relaxed);
     }
   }
   if (executor == nullptr) {
