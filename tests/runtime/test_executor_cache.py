@@ -87,8 +87,6 @@ def test_evictions_are_counted_and_the_cache_stays_bounded():
     assert stats["misses"] == CAPACITY + 100
     assert stats["evictions"] == 100
     assert stats["cached"] - before == CAPACITY
-    # The thread's cache went with the thread.
-    assert torch.flagos.executor_cache_stats(1)["cached"] == before
 
 
 def hot_set_after_scans(hot_keys=50, scan_keys=CAPACITY + 100, rounds=3):
