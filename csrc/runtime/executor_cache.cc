@@ -1,11 +1,24 @@
 #include "runtime/executor_cache.h"
 
+#include <c10/util/Exception.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+
+#include "runtime/acl_check.h"
+#include "runtime/allocator.h"
 
 namespace flagos {
 
 std::array<detail::ExecutorCacheCounters, kMaxDevices> detail::executor_cache_counters;
+
+std::atomic<bool> detail::executor_cache_on{[] {
+  const char* value = std::getenv("FLAGOS_EXECUTOR_CACHE");
+  return value == nullptr || *value == '\0' || std::strcmp(value, "0") != 0;
+}()};
+
+void set_executor_cache_enabled(bool enabled) { detail::executor_cache_on.store(enabled); }
 
 namespace {
 std::atomic<bool> admission{true};
@@ -172,6 +185,103 @@ void ExecutorCache::erase(uint64_t hash) {
   index_.erase(it);
   executor->destroy();
   segment.erase(executor);
+}
+
+// ---- the thread's cache, rebinding and workspaces ---------------------------
+
+namespace {
+
+thread_local ExecutorCache tls_executor_cache;
+
+// The workspace a thread's launches on one stream share, as PyTorch keeps a
+// cuBLAS workspace per handle and stream: launches on a stream run in order,
+// so one block serves them all, and a launch costs no allocation and free.
+// A block only grows; while held it counts in memory_allocated. Per thread,
+// like the executor cache: another thread's launch on the same stream could
+// otherwise free the block between this one's lookup and its enqueue.
+class StreamWorkspaces {
+ public:
+  void* get(c10::DeviceIndex device, aclrtStream stream, uint64_t size) {
+    Held* held = nullptr;
+    for (Held& h : held_) {
+      if (h.device == device && h.stream == stream) {
+        held = &h;
+        break;
+      }
+    }
+    if (held == nullptr) {
+      held = &held_.emplace_back(Held{device, stream, 0, c10::DataPtr()});
+    }
+    if (held->size < size) {
+      // The old block goes back to this stream's pool first: work queued on
+      // the stream that still uses it runs before anything that reuses it.
+      held->block.clear();
+      held->size = 0;
+      held->block = allocate_on(device, size);
+      held->size = size;
+    }
+    return held->block.get();
+  }
+
+ private:
+  struct Held {
+    c10::DeviceIndex device;
+    aclrtStream stream;
+    uint64_t size;
+    c10::DataPtr block;
+  };
+  std::vector<Held> held_;  // one per (device, stream) this thread launched on
+};
+
+thread_local StreamWorkspaces tls_workspaces;
+
+}  // namespace
+
+ExecutorCache& thread_executor_cache() { return tls_executor_cache; }
+
+void* thread_workspace(c10::DeviceIndex device, aclrtStream stream, uint64_t size) {
+  return tls_workspaces.get(device, stream, size);
+}
+
+// Points the cached executor's own aclTensor objects (the ones phase 1 was
+// given) at this launch's storage, in nnopbase's input and output numbering.
+// A tensor whose storage is where the object already points is left alone:
+// in a loop over the same tensors (and outputs the caching allocator hands
+// back at the same address) a hit makes no runtime call at all.
+void rebind(CachedExecutor& hit, const LaunchRecord& record) {
+  const BoundArgs& bound = *hit.bound;
+  detail::ExecutorCacheCounters& counters = detail::cache_counters(hit.device);
+  const size_t n_in = record.inputs().size();
+  TORCH_INTERNAL_ASSERT(bound.inputs().size() == n_in && bound.outputs().size() == record.outputs().size() &&
+                        hit.addresses.size() == n_in + record.outputs().size());
+  for (size_t i = 0; i < n_in; ++i) {
+    void* data = record.inputs()[i].data;
+    if (hit.addresses[i] == data) continue;
+    counters.rebinds.fetch_add(1, std::memory_order_relaxed);
+    const aclnnStatus status = aclSetInputTensorAddr(hit.executor, i, bound.inputs()[i], data);
+    TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding input ",
+                record.arg_name(record.inputs()[i].position), " of a cached executor failed with status ", status,
+                ": ", recent_error_message());
+    hit.addresses[i] = data;
+  }
+  for (size_t i = 0; i < record.outputs().size(); ++i) {
+    void* data = record.outputs()[i].data;
+    if (hit.addresses[n_in + i] == data) continue;
+    counters.rebinds.fetch_add(1, std::memory_order_relaxed);
+    const aclnnStatus status = aclSetOutputTensorAddr(hit.executor, i, bound.outputs()[i], data);
+    TORCH_CHECK(status == kAclnnSuccess, "flagos: ", record.api(), ": rebinding output ",
+                record.arg_name(record.outputs()[i].position), " of a cached executor failed with status ",
+                status, ": ", recent_error_message());
+    hit.addresses[n_in + i] = data;
+  }
+}
+
+std::vector<void*> addresses_of(const LaunchRecord& record) {
+  std::vector<void*> out;
+  out.reserve(record.inputs().size() + record.outputs().size());
+  for (const TensorAddress& t : record.inputs()) out.push_back(t.data);
+  for (const TensorAddress& t : record.outputs()) out.push_back(t.data);
+  return out;
 }
 
 }  // namespace flagos

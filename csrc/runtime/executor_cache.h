@@ -36,10 +36,28 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flagos/acl_api.h"
+#include "runtime/acl_args.h"
 #include "runtime/device.h"
-#include "runtime/launch.h"
 
 namespace flagos {
+
+// FLAGOS_EXECUTOR_CACHE=0 starts with the cache off: a fresh phase 1 every
+// launch (for measurements and for tests that need phase 1 to run).
+void set_executor_cache_enabled(bool enabled);
+namespace detail {
+extern std::atomic<bool> executor_cache_on;
+}  // namespace detail
+inline bool executor_cache_enabled() { return detail::executor_cache_on.load(std::memory_order_relaxed); }
+
+struct ExecutorCacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t evictions = 0;
+  uint64_t rebinds = 0;  // aclSetInputTensorAddr / aclSetOutputTensorAddr calls of hits
+};
+ExecutorCacheStats executor_cache_stats();
+void reset_executor_cache_stats();
 
 // The counters of the executors launched on `device`, by every thread
 // (executor_cache_stats() sums the devices). `cached` (executors held now)
@@ -151,5 +169,19 @@ class ExecutorCache {
   std::unordered_map<uint64_t, Slot> index_;
   FrequencySketch sketch_;
 };
+
+// The calling thread's executor cache.
+ExecutorCache& thread_executor_cache();
+
+// Points a hit's cached aclTensor objects at the storage of `record`'s
+// tensors, calling aclSet*TensorAddr only for the tensors that moved.
+void rebind(CachedExecutor& hit, const LaunchRecord& record);
+
+// The storage addresses of `record`'s tensors: inputs, then outputs.
+std::vector<void*> addresses_of(const LaunchRecord& record);
+
+// The calling thread's workspace on `stream` of `device`: at least `size`
+// bytes, valid until the thread's next launch on that stream asks for more.
+void* thread_workspace(c10::DeviceIndex device, aclrtStream stream, uint64_t size);
 
 }  // namespace flagos
