@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch_fl  # noqa: F401  (registers the flagos device)
 
-    from benchmarks import build, generator, guard_ext, host, models, report
+    from benchmarks import build, executor_cache, generator, guard_ext, host, models, report
 
     started = time.perf_counter()
     # How busy other processes keep the machine (1 s of sampling, not in --quick).
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     meter = report.OthersLoad()
     figures = {"host": host.run_all(n, reps, helpers)}
     others["host"] = meter.fraction()
+    # Counts, not times: measured in --quick too (fewer rounds of the cycle).
+    figures["cache_hit_rates"] = executor_cache.run_all(args.quick)
     with tempfile.TemporaryDirectory(prefix="flagos_bench_") as workdir:
         # The generator's repetitions are whole processes: --quick runs one.
         meter = report.OthersLoad()
@@ -93,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         handle.write("\n")
 
     print(report.table(results))
+    print("\n" + executor_cache.table(figures["cache_hit_rates"]))
     if "models" in figures:
         print("\n" + models.table(figures["models"]))
     print(f"\nguard_overhead_ratio {results['guard_overhead_ratio']:.4f} "

@@ -14,7 +14,8 @@ blanked, digraphs spelled out) and fails, with file:line, when it
   - names an ACLNN symbol in a string literal (a lookup by name);
   - resolves symbols by name (opapi_symbol, dlsym, dlopen) or uses the
     launch path's internals (flagos::launch<...>, OpApi, run_launch, the
-    guard switch) outside csrc/runtime/launch.h and their implementations;
+    guard switch) outside csrc/runtime/launch.h, the headers it includes and
+    their implementations;
   - pastes tokens (`##`, C10_CONCATENATE), defines or undefines
     FLAGOS_GUARDED_LAUNCH, defines any macro in a kernel file, includes a
     file outside the scanned tree, or registers a kernel under an op name
@@ -58,6 +59,12 @@ _PASTING = re.compile(r"##|\b(C10_CONCATENATE|C10_CONCATENATE_IMPL|BOOST_PP_CAT)
 _ALLOWED = {
     "runtime/launch.h": {"everything"},  # the one sanctioned launch path
     "runtime/launch.cc": {"internals"},
+    "runtime/launch_device.h": {"internals"},  # the guards and their diagnostic switch
+    "runtime/launch_device.cc": {"internals"},
+    "runtime/acl_args.h": {"internals"},  # the launch record and the argument objects
+    "runtime/acl_args.cc": {"internals"},
+    "runtime/executor_cache.h": {"internals"},  # keeps the argument objects of cached executors
+    "runtime/executor_cache.cc": {"internals"},
     "runtime/opapi.cc": {"resolvers"},  # implements opapi_symbol
     "runtime/opapi.h": {"resolvers"},  # declares it
     "python/module.cc": {"guard switch"},  # the diagnostic binding

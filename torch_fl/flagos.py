@@ -383,6 +383,22 @@ def reset_accumulated_host_memory_stats() -> None:
     _C._host_reset_accumulated_stats()
 
 
+def executor_cache_stats(device: DeviceLike = None) -> dict:
+    """The ACLNN executor cache's counters for the launches on `device`, by every thread.
+
+    ``hits`` (phase 1 skipped), ``misses`` (phase 1 ran), ``evictions``
+    (cached executors destroyed to make room, or not admitted), ``rebinds``
+    (tensor addresses a hit moved) and ``cached`` (executors held now). Not
+    part of torch.cuda: CUDA kernels have no host-side phase 1 to cache.
+    """
+    return dict(_C._executor_cache_stats(_index(device)))
+
+
+def reset_executor_cache_stats() -> None:
+    """Zeroes every device's counters (``cached`` is a level and stays)."""
+    _C._reset_executor_cache_stats()
+
+
 # What an allocation that does not fit raises (the caching allocator, the pinned allocator).
 OutOfMemoryError = torch.OutOfMemoryError
 

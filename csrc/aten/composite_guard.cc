@@ -84,13 +84,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_add_.ScalarList", guarded());
   m.impl("_foreach_add_.Tensor", guarded());
   m.impl("_foreach_addcdiv_.Scalar", guarded());
-  m.impl("_foreach_addcdiv_.ScalarList", guarded());
   m.impl("_foreach_addcdiv_.Tensor", guarded());
   m.impl("_foreach_addcmul_.ScalarList", guarded());
   m.impl("_foreach_addcmul_.Tensor", guarded());
   m.impl("_foreach_div_.List", guarded());
   m.impl("_foreach_div_.Scalar", guarded());
-  m.impl("_foreach_div_.ScalarList", guarded());
   m.impl("_foreach_div_.Tensor", guarded());
   m.impl("_foreach_div.List", guarded());
   m.impl("_foreach_div.ScalarList", guarded());

@@ -1,8 +1,10 @@
 // Foreach ops: _foreach_add_.Scalar, _foreach_add_.List, _foreach_mul_.Scalar,
-// _foreach_mul_.List, _foreach_addcmul_.Scalar and the out-of-place
-// _foreach_add.Scalar, _foreach_add.List, _foreach_mul.Scalar
-// (aclnnForeachAddScalarV2, aclnnForeachAddListV2, aclnnForeachMulScalarV2,
-// aclnnForeachMulList, aclnnForeachAddcmulScalarV2).
+// _foreach_mul_.List, _foreach_addcmul_.Scalar, _foreach_div_.ScalarList,
+// _foreach_addcdiv_.ScalarList and the out-of-place _foreach_add.Scalar,
+// _foreach_add.List, _foreach_mul.Scalar (aclnnForeachAddScalarV2,
+// aclnnForeachAddListV2, aclnnForeachMulScalarV2, aclnnForeachMulList,
+// aclnnForeachAddcmulScalarV2, aclnnForeachDivScalar,
+// aclnnForeachAddcdivScalarList).
 //
 // Device policy: a tensor list may span devices, so no single device is
 // guarded. The tensors of one index i across the lists must share a device
@@ -21,6 +23,9 @@
 // set-device call of their own.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/addcdiv.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
@@ -32,7 +37,9 @@
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnForeachAddListV2.h"
 #include "generated/aclnn/aclnnForeachAddScalarV2.h"
+#include "generated/aclnn/aclnnForeachAddcdivScalarList.h"
 #include "generated/aclnn/aclnnForeachAddcmulScalarV2.h"
+#include "generated/aclnn/aclnnForeachDivScalar.h"
 #include "generated/aclnn/aclnnForeachMulList.h"
 #include "generated/aclnn/aclnnForeachMulScalarV2.h"
 
@@ -206,6 +213,80 @@ void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::Te
   }
 }
 
+// ---- scalar lists --------------------------------------------------------
+//
+// An optimizer's scalar lists change every step: AdamW divides by
+// sqrt(1 - beta2^step) and adds with the step size -lr / (1 - beta1^step).
+// An aclScalar is read into the tiling at phase 1 and CANN has no call that
+// changes it in a repeatable executor (only tensor addresses can be rebound),
+// so every step would miss the executor cache and pay phase 1 again. These
+// operators take the values as a float32 device tensor instead: the values
+// cost one small host-to-device copy, and the cached executor is rebound to
+// the new tensor like any input.
+
+bool float_list_dtype(at::ScalarType dtype) {
+  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
+// `values` as a float32 tensor on `device`.
+at::Tensor values_on(c10::DeviceIndex device, const std::vector<float>& values) {
+  at::Tensor host = at::empty({static_cast<int64_t>(values.size())}, at::kFloat);
+  std::copy(values.begin(), values.end(), host.mutable_data_ptr<float>());
+  return host.to(flagos_device(device));
+}
+
+void foreach_div_scalar_list_(at::TensorList self, at::ArrayRef<at::Scalar> scalars) {
+  check_lengths({self});
+  TORCH_CHECK(scalars.size() == self.size(), "Tensor list must have same number of elements as scalar list, got ",
+              self.size(), " and ", scalars.size());
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
+  // aclnnForeachDivScalar divides a whole list by one value, a float32 one for
+  // float32 and bfloat16 lists (a float16 list would need a float16 divisor,
+  // which rounds where ATen does not). AdamW's list is one value repeated.
+  const bool one_value = std::all_of(scalars.begin(), scalars.end(), [&](const at::Scalar& s) {
+    return !s.isComplex() && s.toDouble() == scalars[0].toDouble();
+  });
+  const Plan plan = plan_launches(self, [&](size_t i) {
+    const at::ScalarType dtype = self[i].scalar_type();
+    return one_value && fusable({self}, i) && (dtype == at::kFloat || dtype == at::kBFloat16) &&
+           keeps_dtype(self[i], scalars[i]);
+  });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x = pick(self, group);
+    const at::Tensor divisor = values_on(group.device, {scalars[group.members[0]].to<float>()});
+    FLAGOS_GUARDED_LAUNCH(x, aclnnForeachDivScalar, x, divisor, x);
+  }
+  for (size_t i : plan.singles) {
+    self[i].div_(scalars[i]);
+  }
+}
+
+void foreach_addcdiv_scalar_list_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
+                                  at::ArrayRef<at::Scalar> scalars) {
+  check_lengths({self, tensor1, tensor2});
+  TORCH_CHECK(scalars.size() == self.size(), "Tensor list must have same number of elements as scalar list, got ",
+              self.size(), " and ", scalars.size());
+  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
+  for (size_t i = 0; i < self.size(); ++i) {
+    check_same_device("_foreach_addcdiv_.ScalarList",
+                      {{"self", self[i]}, {"tensor1", tensor1[i]}, {"tensor2", tensor2[i]}});
+  }
+  const Plan plan = plan_launches(self, [&](size_t i) {
+    return fusable({self, tensor1, tensor2}, i) && float_list_dtype(self[i].scalar_type()) &&
+           keeps_dtype(self[i], scalars[i]);
+  });
+  for (const Group& group : plan.groups) {
+    const std::vector<at::Tensor> x1 = pick(self, group);
+    std::vector<float> values;
+    for (size_t i : group.members) values.push_back(scalars[i].to<float>());
+    FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddcdivScalarList, x1, pick(tensor1, group), pick(tensor2, group),
+                          values_on(group.device, values), x1);
+  }
+  for (size_t i : plan.singles) {
+    self[i].addcdiv_(tensor1[i], tensor2[i], scalars[i]);
+  }
+}
+
 // ---- out of place --------------------------------------------------------
 
 std::vector<at::Tensor> foreach_add_scalar(at::TensorList self, const at::Scalar& scalar) {
@@ -266,6 +347,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_mul_.Scalar", flagos::with_dtype_fallback<"_foreach_mul_.Scalar", &foreach_mul_scalar_>());
   m.impl("_foreach_mul_.List", flagos::with_dtype_fallback<"_foreach_mul_.List", &foreach_mul_list_>());
   m.impl("_foreach_addcmul_.Scalar", flagos::with_dtype_fallback<"_foreach_addcmul_.Scalar", &foreach_addcmul_scalar_>());
+  m.impl("_foreach_div_.ScalarList",
+         flagos::with_dtype_fallback<"_foreach_div_.ScalarList", &foreach_div_scalar_list_>());
+  m.impl("_foreach_addcdiv_.ScalarList",
+         flagos::with_dtype_fallback<"_foreach_addcdiv_.ScalarList", &foreach_addcdiv_scalar_list_>());
   m.impl("_foreach_add.Scalar", flagos::with_dtype_fallback<"_foreach_add.Scalar", &foreach_add_scalar>());
   m.impl("_foreach_add.List", flagos::with_dtype_fallback<"_foreach_add.List", &foreach_add_list>());
   m.impl("_foreach_mul.Scalar", flagos::with_dtype_fallback<"_foreach_mul.Scalar", &foreach_mul_scalar>());

@@ -15,6 +15,7 @@
 #include "runtime/acl_check.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
+#include "runtime/executor_cache.h"
 #include "runtime/host_allocator.h"
 #include "runtime/launch.h"
 #include "runtime/opapi.h"
@@ -228,16 +229,31 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_device_check", &flagos::set_device_check_enabled);
   m.def("_device_check", &flagos::device_check_enabled);
   m.def("_set_executor_cache", &flagos::set_executor_cache_enabled);
-  m.def("_executor_cache_stats", [] {
-    const flagos::ExecutorCacheStats s = flagos::executor_cache_stats();
-    py::dict out;
-    out["hits"] = s.hits;
-    out["misses"] = s.misses;
-    out["evictions"] = s.evictions;
-    out["rebinds"] = s.rebinds;
-    return out;
-  });
+  // The executor cache's counters of one device, or of all of them (-1).
+  m.def(
+      "_executor_cache_stats",
+      [](c10::DeviceIndex device) {
+        py::dict out;
+        if (device < 0) {
+          const flagos::ExecutorCacheStats s = flagos::executor_cache_stats();
+          out["hits"] = s.hits;
+          out["misses"] = s.misses;
+          out["evictions"] = s.evictions;
+          out["rebinds"] = s.rebinds;
+        } else {
+          const flagos::DeviceExecutorCacheStats s = flagos::executor_cache_stats(device);
+          out["hits"] = s.hits;
+          out["misses"] = s.misses;
+          out["evictions"] = s.evictions;
+          out["rebinds"] = s.rebinds;
+          out["cached"] = s.cached;
+        }
+        return out;
+      },
+      py::arg("device") = -1);
   m.def("_reset_executor_cache_stats", &flagos::reset_executor_cache_stats);
+  m.def("_set_executor_cache_admission", &flagos::set_executor_cache_admission);
+  m.def("_executor_cache_admission", &flagos::executor_cache_admission);
   // The benchmark's per-phase probes (runtime/phases.h): the calling thread's
   // totals in ns since its last reset.
   m.def("_set_phase_probes", &flagos::phases::set_enabled);

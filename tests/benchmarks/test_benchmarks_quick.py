@@ -38,6 +38,10 @@ def test_quick_run_writes_every_field(tmp_path):
     assert "set_device_calls_per_op" in host["cross_device"] or "status" in host["cross_device"]
     assert set(host["launch_path"]["flagos_vs_cpu"]) == {"add", "mul", "relu", "sum"}
     assert "scalar_miss_vs_hit" in host["executor_cache"]
+    rates = results["figures"]["cache_hit_rates"]
+    for loop in ("adamw_training", "adamw_training_single_tensor", "cyclic_shapes", "cyclic_shapes_lru"):
+        assert {"launches", "hits", "misses", "evictions", "hit_rate"} <= set(rates[loop]), loop
+    assert "llama_decode_dynamic_cache" in rates
     parts = host["breakdown"]["ops"]
     assert set(parts) == {"add_4", "add_scalar_4", "relu_4", "mm_16x16", "softmax_8x64", "add_1m",
                           "transformer_layer"}

@@ -370,7 +370,9 @@ def test_evasions_outside_the_kernels_are_caught(ws):
 def test_the_launch_path_may_resolve_symbols(ws):
     """csrc/runtime/launch.h is the sanctioned place: opapi_symbol(Op::name + "GetWorkspaceSize")."""
     assert ws.run().code == 0
-    for name in ("runtime/launch.h", "runtime/launch.cc", "runtime/opapi.cc", "runtime/opapi.h", "python/module.cc"):
+    for name in ("runtime/launch.h", "runtime/launch.cc", "runtime/launch_device.h", "runtime/launch_device.cc",
+                 "runtime/acl_args.h", "runtime/acl_args.cc", "runtime/executor_cache.h", "runtime/executor_cache.cc",
+                 "runtime/opapi.cc", "runtime/opapi.h", "python/module.cc"):
         with open(os.path.join(REPO, "csrc", *name.split("/")), encoding="utf-8") as handle:
             ws.write(f"csrc/{name}", handle.read())
     run = ws.run("--check")

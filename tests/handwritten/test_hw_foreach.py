@@ -163,3 +163,51 @@ def test_negative_control_foreach_spanning_devices(unguarded):
     with pytest.raises(RuntimeError, match=r"lives on device 1 but the launch runs on device 0"):
         torch._foreach_mul_(tensors, 2.0)
     assert torch_fl.sim.stats()["rejected_launches"] == 1
+
+
+# The scalar lists of torch.optim's foreach AdamW change every step: these
+# operators take them as a device tensor, so a cached executor serves every step.
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_div_scalar_list_of_one_value_is_one_launch_per_device(dtype):
+    cpu = cpu_list(6, dtype)
+    tensors = spread(cpu)
+    torch._foreach_div_(tensors, [0.75] * 6)
+    assert_one_launch_per_device("aclnnForeachDivScalar")
+    assert_lists(tensors, [t / 0.75 for t in cpu])
+
+
+def test_div_scalar_list_of_several_values_takes_the_per_tensor_ops():
+    # aclnnForeachDivScalar divides by one value; float16 would need a float16 divisor.
+    cpu = cpu_list(3) + cpu_list(3, torch.float16)
+    tensors = spread(cpu)
+    values = [0.5, 0.25, 2.0, 0.75, 0.75, 0.75]
+    torch._foreach_div_(tensors, values)
+    stats = torch_fl.sim.stats()
+    assert "aclnnForeachDivScalar" not in stats["op_launches"]
+    assert stats["rejected_launches"] == 0 and stats["fallback_ops"] == {}
+    assert_lists(tensors, [t / v for t, v in zip(cpu, values)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_addcdiv_scalar_list_inplace(dtype):
+    cpu, t1, t2 = cpu_list(6, dtype), cpu_list(6, dtype, seed=1), cpu_list(6, dtype, seed=2)
+    t2 = [t.abs() + 1 for t in t2]
+    tensors, d1, d2 = spread(cpu), spread(t1), spread(t2)
+    values = [-0.5, 0.25, 1.5, -2.0, 0.125, 3.0]
+    torch._foreach_addcdiv_(tensors, d1, d2, values)
+    assert_one_launch_per_device("aclnnForeachAddcdivScalarList")
+    expected = [a.clone() for a in cpu]
+    torch._foreach_addcdiv_(expected, t1, t2, values)
+    assert_lists(tensors, expected)
+
+
+def test_new_scalar_values_hit_the_cached_executor():
+    tensors, d1, d2 = spread(cpu_list(3)), spread(cpu_list(3, seed=1)), spread([t.abs() + 1 for t in cpu_list(3)])
+    for step in range(1, 4):
+        torch.flagos.reset_executor_cache_stats()
+        torch._foreach_div_(tensors, [1 - 0.9 ** step] * 3)
+        torch._foreach_addcdiv_(tensors, d1, d2, [-0.1 / step] * 3)
+        stats = torch_fl._C._executor_cache_stats()
+        if step > 1:
+            assert stats["misses"] == 0 and stats["hits"] == 6

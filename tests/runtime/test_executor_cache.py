@@ -1,0 +1,184 @@
+"""The executor cache (csrc/runtime/executor_cache.cc): per-device counters,
+scan-resistant eviction, and a training loop that stops missing after
+warm-up. Each cache is per thread, so the eviction tests run their workload
+in a new thread: an empty cache, whatever earlier tests left in this one."""
+
+import threading
+
+import pytest
+import torch
+
+torch_fl = pytest.importorskip("torch_fl")
+C = torch_fl._C
+
+CAPACITY = 512  # ExecutorCache::kCapacity
+
+
+@pytest.fixture
+def admission():
+    """Restores the admission filter after a negative control switched it off."""
+    yield C._set_executor_cache_admission
+    C._set_executor_cache_admission(True)
+
+
+def in_new_thread(work):
+    """Runs `work` in a thread of its own (an empty executor cache) and returns its result."""
+    result = {}
+
+    def run():
+        try:
+            result["value"] = work()
+        except BaseException as error:  # re-raised in the test's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def test_a_repeated_op_hits_and_a_new_shape_misses_on_its_own_device():
+    x = torch.empty(37, device="flagos:1")
+    y = torch.empty(38, device="flagos:1")
+    x.fill_(0.25)  # cached by whichever test ran first
+    torch.flagos.reset_executor_cache_stats()
+    x.fill_(0.25)
+    x.fill_(0.25)
+    y.fill_(0.125)  # a shape and value no other test uses
+    stats = torch.flagos.executor_cache_stats("flagos:1")
+    assert (stats["hits"], stats["misses"]) == (2, 1)
+    # Negative control: the other devices counted nothing.
+    for device in (0, 2, 3):
+        other = torch.flagos.executor_cache_stats(device)
+        assert (other["hits"], other["misses"], other["evictions"]) == (0, 0, 0)
+    # The total of the devices is what the backend reported before per-device counters.
+    assert C._executor_cache_stats()["hits"] == 2
+    assert C._executor_cache_stats()["misses"] == 1
+
+
+def test_cached_counts_the_executors_held():
+    x = torch.empty(41, device="flagos:2")
+    before = torch.flagos.executor_cache_stats(2)["cached"]
+    x.fill_(0.375)
+    assert torch.flagos.executor_cache_stats(2)["cached"] == before + 1
+    x.fill_(0.375)  # a hit keeps no second copy
+    assert torch.flagos.executor_cache_stats(2)["cached"] == before + 1
+
+
+def test_current_device_is_the_default_and_a_bad_index_raises():
+    torch.flagos.set_device(3)
+    assert torch.flagos.executor_cache_stats() == torch.flagos.executor_cache_stats(3)
+    with pytest.raises((IndexError, RuntimeError), match="device"):
+        torch.flagos.executor_cache_stats(99)
+
+
+def test_evictions_are_counted_and_the_cache_stays_bounded():
+    def work():
+        x = torch.empty(4, device="flagos:1")
+        torch.flagos.reset_executor_cache_stats()
+        for k in range(CAPACITY + 100):
+            x.fill_(10_000.5 + k)  # a new scalar value: a new key each time
+        return torch.flagos.executor_cache_stats(1)
+
+    before = torch.flagos.executor_cache_stats(1)["cached"]
+    stats = in_new_thread(work)
+    assert stats["misses"] == CAPACITY + 100
+    assert stats["evictions"] == 100
+    assert stats["cached"] - before == CAPACITY
+
+
+def hot_set_after_scans(hot_keys=50, scan_keys=CAPACITY + 100, rounds=3):
+    """Hits of the last round's hot keys, each round being the hot keys once, then
+    `scan_keys` keys never seen before (a scan longer than the cache)."""
+    def work():
+        x = torch.empty(4, device="flagos:2")
+        fresh = iter(range(1 << 30))
+        hits = 0
+        for _ in range(rounds):
+            torch.flagos.reset_executor_cache_stats()
+            for k in range(hot_keys):
+                x.fill_(20_000.5 + k)
+            hits = torch.flagos.executor_cache_stats(2)["hits"]
+            for _ in range(scan_keys):
+                x.fill_(1e9 + next(fresh))
+        return hits
+
+    return in_new_thread(work)
+
+
+def test_a_scan_longer_than_the_cache_keeps_the_hot_set_hitting(admission):
+    assert hot_set_after_scans() == 50
+    # Negative control: without the admission filter (plain LRU) the scan
+    # flushes the hot set every round.
+    admission(False)
+    assert hot_set_after_scans() == 0
+
+
+def cycle_hits(keys=CAPACITY + 200, rounds=4):
+    """Hits of the last round of `keys` keys used in turn, round after round."""
+    def work():
+        x = torch.empty(4, device="flagos:3")
+        for _ in range(rounds):
+            torch.flagos.reset_executor_cache_stats()
+            for k in range(keys):
+                x.fill_(30_000.5 + k)
+        return torch.flagos.executor_cache_stats(3)["hits"]
+
+    return in_new_thread(work)
+
+
+def test_a_cycle_larger_than_the_cache_keeps_most_of_it_hitting(admission):
+    # The main segment keeps its keys; only the window churns.
+    assert cycle_hits() >= CAPACITY - 2 * 16
+    # Negative control: LRU evicts each key just before its next use.
+    admission(False)
+    assert cycle_hits() == 0
+
+
+def adamw_misses_per_step(foreach, steps=4, warmup=3):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to("flagos:1")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=foreach)
+    x = torch.randn(32, 8).to("flagos:1")
+    y = torch.randn(32, 4).to("flagos:1")
+
+    def step():
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+    for _ in range(warmup):
+        step()
+    torch.flagos.reset_executor_cache_stats()
+    for _ in range(steps):
+        step()
+    stats = torch.flagos.executor_cache_stats(1)
+    return stats["misses"] / steps, stats["hits"] / steps
+
+
+def test_adamw_steady_state_misses_nothing():
+    misses, hits = adamw_misses_per_step(foreach=True)
+    assert misses == 0
+    assert hits > 20
+    # Negative control: the single-tensor AdamW passes its step-dependent
+    # step size as an aclScalar, a new cache key every step.
+    misses, _ = adamw_misses_per_step(foreach=False)
+    assert misses >= 4  # one per parameter at least
+
+
+def test_adamw_on_flagos_matches_the_cpu():
+    def train(device):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(6, 3).to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=True)
+        x = torch.randn(16, 6, generator=torch.Generator().manual_seed(1)).to(device)
+        for _ in range(5):
+            optimizer.zero_grad()
+            model(x).square().mean().backward()
+            optimizer.step()
+        return [p.detach().cpu() for p in model.parameters()]
+
+    for got, expected in zip(train("flagos:1"), train("cpu")):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
