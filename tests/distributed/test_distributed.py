@@ -41,12 +41,17 @@ def test_negative_control_guards_off_is_rejected(job):
     assert "all tensors of a collective must be on one device" in log[1], log
 
 
-def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path):
-    codes, found, outputs = launch(tmp_path, "rank_fails", 2, pg_timeout=5, timeout=120)
-    assert codes[1] != 0 and "rank 1 fails on purpose" in found[1]["rank_fails"]["error"]
-    assert codes[0] == 0 and found[0]["rank_fails"]["ok"], found[0] or outputs[0][-3000:]
-    message = found[0]["rank_fails"]["log"][0]
+@pytest.mark.parametrize("scenario", ["rank_fails", "rank_dies"])
+def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path, scenario):
+    codes, found, outputs = launch(tmp_path, scenario, 2, pg_timeout=5, timeout=120)
+    if scenario == "rank_fails":
+        assert codes[1] != 0 and "rank 1 fails on purpose" in found[1][scenario]["error"]
+    else:
+        assert codes[1] == 3 and found[1] is None, (codes, found[1])  # gone without a word
+    assert codes[0] == 0 and found[0][scenario]["ok"], found[0] or outputs[0][-3000:]
+    message = found[0][scenario]["log"][0]
     assert "HCCL_E_TIMEOUT" in message and "HCCL_EXEC_TIMEOUT" in message, message
+    assert "rank(s) 1 never arrived" in message, message
 
 
 def test_ddp_example_under_torchrun_matches_single_process_training(tmp_path):

@@ -273,11 +273,25 @@ def scenario_negative_control(log):
 
 def scenario_rank_fails(log):
     """Rank 1 raises after the first collective; the others' next one must fail
-    within the group's timeout instead of hanging."""
+    within the group's timeout instead of hanging, naming rank 1."""
     x = values(torch.float32).to(DEVICE)
     dist.all_reduce(x)
     if RANK == 1:
         raise RuntimeError("rank 1 fails on purpose")
+    expect_next_all_reduce_to_fail(log, x)
+
+
+def scenario_rank_dies(log):
+    """Rank 1's process ends abruptly (no exception, no cleanup) after the
+    first collective; the others fail as in scenario_rank_fails."""
+    x = values(torch.float32).to(DEVICE)
+    dist.all_reduce(x)
+    if RANK == 1:
+        os._exit(3)
+    expect_next_all_reduce_to_fail(log, x)
+
+
+def expect_next_all_reduce_to_fail(log, x):
     start = time.monotonic()
     try:
         dist.all_reduce(x)
