@@ -7,17 +7,15 @@ RESULT_DIR/<rank>.json; a failure also shows in the exit status."""
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import sys
 import time
-import traceback
 
 import torch
 import torch.distributed as dist
 
 import torch_fl
+from jobs import run_rank
 
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
@@ -114,7 +112,23 @@ def scenario_collectives(log):
         scenario_more_collectives(dtype)
         log.append(f"{dtype}: ok")
 
-    # a message larger than the store's 8 MiB limit on one message (it goes in chunks)
+    # the backend's other dtypes: int8, uint8, int16 (reduced and moved), bool
+    # (moved only); gloo has no int16, so the expected values are computed here
+    for dtype in (torch.int8, torch.uint8, torch.int16, torch.bool):
+        every = [values(dtype, small=True, rank=r) for r in range(WORLD)]
+        out = torch.empty(WORLD * 6, dtype=dtype, device=DEVICE)
+        dist.all_gather_into_tensor(out, every[RANK].to(DEVICE))
+        check(f"all_gather_into_tensor {dtype}", out, torch.cat(every))
+        dev = every[RANK].to(DEVICE)
+        dist.broadcast(dev, src=WORLD - 1)
+        check(f"broadcast {dtype}", dev, every[-1])
+        if dtype != torch.bool:
+            dev = every[RANK].to(DEVICE)
+            dist.all_reduce(dev, op=dist.ReduceOp.MAX)
+            check(f"all_reduce max {dtype}", dev, torch.stack(every).amax(0))
+        log.append(f"{dtype}: ok")
+
+    # a message larger than the store's old 8 MiB limit on one message
     big = torch.full((5 << 19,), float(RANK + 1))  # 10 MiB of float32
     dev = big.to(DEVICE)
     dist.all_reduce(dev)
@@ -303,27 +317,5 @@ def expect_next_all_reduce_to_fail(log, x):
         raise AssertionError("all_reduce passed although rank 1 is gone")
 
 
-def main():
-    scenarios = sys.argv[1].split(",")
-    timeout = datetime.timedelta(seconds=float(os.environ.get("TEST_PG_TIMEOUT", "60")))
-    torch.flagos.set_device(0)
-    dist.init_process_group("cpu:gloo,flagos:hccl", init_method=f"file://{os.environ['STORE_FILE']}", rank=RANK,
-                            world_size=WORLD, timeout=timeout)
-    results = {}
-    try:
-        for scenario in scenarios:  # in order; the first failure ends the job
-            results[scenario] = {"ok": False, "log": []}
-            try:
-                globals()[f"scenario_{scenario}"](results[scenario]["log"])
-                results[scenario]["ok"] = True
-            except BaseException:
-                results[scenario]["error"] = traceback.format_exc()
-                raise
-    finally:
-        with open(os.path.join(os.environ["RESULT_DIR"], f"{RANK}.json"), "w") as handle:
-            json.dump(results, handle)
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    run_rank(lambda scenario, result: globals()[f"scenario_{scenario}"](result["log"]), 0, 60)
