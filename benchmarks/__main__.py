@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch_fl  # noqa: F401  (registers the flagos device)
 
-    from benchmarks import build, executor_cache, generator, guard_ext, host, models, report
+    from benchmarks import allreduce_bandwidth, build, executor_cache, generator, guard_ext, host, models, report
 
     started = time.perf_counter()
     # How busy other processes keep the machine (1 s of sampling, not in --quick).
@@ -72,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         meter = report.OthersLoad()
         figures["models"] = models.run_all(settings["model_repetitions"])
         others["models"] = meter.fraction()
+    if not args.quick:  # hccl (simulator) next to gloo, 2 processes, up to 64 MiB
+        meter = report.OthersLoad()
+        figures["allreduce"] = allreduce_bandwidth.run()
+        others["allreduce"] = meter.fraction()
 
     same = figures["host"]["same_device"]
     results = {
@@ -98,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + executor_cache.table(figures["cache_hit_rates"]))
     if "models" in figures:
         print("\n" + models.table(figures["models"]))
+    if "allreduce" in figures:
+        print("\n" + allreduce_bandwidth.table(figures["allreduce"]))
     print(f"\nguard_overhead_ratio {results['guard_overhead_ratio']:.4f} "
           f"({results['guard_overhead_ns']:+.0f} ns/op, {results['guard_set_device_calls']} set_device calls); "
           f"machine load {load_before['load_average']} -> {results['load_after']['load_average']}, "

@@ -70,13 +70,28 @@ HcclReduceOp hccl_op(const char* op, const c10d::ReduceOp& reduce, at::ScalarTyp
       TORCH_CHECK(at::isFloatingType(type), "flagos hccl ", op, ": ReduceOp.AVG needs a floating-point tensor, got ",
                   type);
       return HCCL_REDUCE_SUM;  // then divided by the world size on the launch device
+    case c10d::ReduceOp::PREMUL_SUM:
+      TORCH_CHECK(at::isFloatingType(type), "flagos hccl ", op, ": ReduceOp.PREMUL_SUM needs a floating-point tensor, got ",
+                  type);
+      return HCCL_REDUCE_SUM;  // of the inputs scaled by premul_factor first
     case c10d::ReduceOp::PRODUCT: return HCCL_REDUCE_PROD;
     case c10d::ReduceOp::MIN: return HCCL_REDUCE_MIN;
     case c10d::ReduceOp::MAX: return HCCL_REDUCE_MAX;
     default:
       TORCH_CHECK(false, "flagos hccl ", op, ": reduce op ", static_cast<int>(reduce.op_),
-                  " is not supported (SUM, AVG, PRODUCT, MIN, MAX are)");
+                  " is not supported (SUM, AVG, PREMUL_SUM, PRODUCT, MIN, MAX are)");
   }
+}
+
+// `input` times PREMUL_SUM's factor (a new tensor on the launch device), or
+// `input` itself for every other reduce op. HCCL has no pre-multiplied sum:
+// the scaling is a kernel before the SUM.
+at::Tensor premul(const c10d::ReduceOp& reduce, const at::Tensor& input) {
+  if (reduce.op_ != c10d::ReduceOp::PREMUL_SUM) return input;
+  const auto* factor = dynamic_cast<const c10d::PreMulSumSupplement*>(reduce.supplement_.get());
+  TORCH_CHECK(factor != nullptr, "flagos hccl: ReduceOp.PREMUL_SUM without a factor");
+  if (factor->tensor_factor.defined()) return input.mul(factor->tensor_factor.to(input.device()));
+  return input.mul(factor->double_factor);
 }
 
 // The one device of a collective's tensors. Every tensor must be a dense,
@@ -106,6 +121,23 @@ at::Tensor one_tensor(const char* op, const std::vector<at::Tensor>& tensors) {
   TORCH_CHECK(tensors.size() == 1, "flagos hccl ", op, ": takes one tensor per process (one device per process), got ",
               tensors.size());
   return tensors[0];
+}
+
+// The root's list of gather outputs or scatter inputs (`which`): world_size
+// tensors of `like`'s size and dtype. Other ranks pass none.
+std::vector<at::Tensor> root_list(const char* op, const char* which, bool root, int64_t root_rank, int size,
+                                  const std::vector<std::vector<at::Tensor>>& lists, const at::Tensor& like) {
+  if (!root) {
+    TORCH_CHECK(lists.empty() || (lists.size() == 1 && lists[0].empty()), "flagos hccl ", op, ": only the root (rank ",
+                root_rank, ") takes ", which, " tensors");
+    return {};
+  }
+  TORCH_CHECK(lists.size() == 1 && lists[0].size() == static_cast<size_t>(size), "flagos hccl ", op,
+              ": the root expects one list of world_size (", size, ") ", which, " tensors");
+  for (const at::Tensor& t : lists[0])
+    TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(), "flagos hccl ", op, ": every ",
+                which, " must have ", like.numel(), " elements of ", like.scalar_type());
+  return lists[0];
 }
 
 // Completes on the launch device's stream: an event recorded after the
@@ -152,6 +184,7 @@ c10::intrusive_ptr<c10d::Work> launch(ProcessGroupHCCL& group, c10d::OpType type
   HcclComm comm = group.comm(on);
   const c10::Stream stream = current_stream(on);
   call(comm, acl_stream(stream), on);
+  group.record_issued(outputs);
   return c10::make_intrusive<HcclWork>(group.getRank(), type, std::move(outputs), stream);
 }
 
@@ -220,7 +253,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce(std::vector<at::Tenso
   const HcclDataType type = hccl_dtype("allreduce", t.scalar_type(), true);
   const HcclReduceOp op = hccl_op("allreduce", opts.reduceOp, t.scalar_type());
   return launch(*this, c10d::OpType::ALLREDUCE, device, tensors, [&](HcclComm comm, aclrtStream stream, auto on) {
-    check_hccl(HcclAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), type, op, comm, stream), "allreduce",
+    const at::Tensor in = premul(opts.reduceOp, t);
+    check_hccl(HcclAllReduce(in.data_ptr(), t.data_ptr(), t.numel(), type, op, comm, stream), "allreduce",
                "HcclAllReduce", on);
     if (opts.reduceOp == c10d::ReduceOp::AVG) t.div_(getSize());
   });
@@ -270,7 +304,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor
   const HcclReduceOp op = hccl_op("reduce_scatter_tensor", opts.reduceOp, input.scalar_type());
   return launch(*this, c10d::OpType::_REDUCE_SCATTER_BASE, device, {output},
                 [&](HcclComm comm, aclrtStream stream, auto on) {
-                  check_hccl(HcclReduceScatter(input.data_ptr(), output.data_ptr(), output.numel(), type, op, comm,
+                  const at::Tensor in = premul(opts.reduceOp, input);
+                  check_hccl(HcclReduceScatter(in.data_ptr(), output.data_ptr(), output.numel(), type, op, comm,
                                                stream),
                              "reduce_scatter_tensor", "HcclReduceScatter", on);
                   if (opts.reduceOp == c10d::ReduceOp::AVG) output.div_(getSize());
@@ -292,7 +327,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::
   return launch(*this, c10d::OpType::REDUCE_SCATTER, device, outputs, [&](HcclComm comm, aclrtStream stream, auto on) {
     std::vector<at::Tensor> flat_inputs;
     for (const at::Tensor& i : inputs[0]) flat_inputs.push_back(i.reshape({-1}));
-    at::Tensor flat = at::cat(flat_inputs);
+    at::Tensor flat = premul(opts.reduceOp, at::cat(flat_inputs));
     check_hccl(HcclReduceScatter(flat.data_ptr(), output.data_ptr(), output.numel(), type, op, comm, stream),
                "reduce_scatter", "HcclReduceScatter", on);
     if (opts.reduceOp == c10d::ReduceOp::AVG) output.div_(getSize());
@@ -304,22 +339,40 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall_base(at::Tensor& outpu
                                                                std::vector<int64_t>& inputSplitSizes,
                                                                const c10d::AllToAllOptions& /*opts*/) {
   const c10::DeviceIndex device = collective_device("all_to_all_single", {input, output});
-  auto even = [&](const std::vector<int64_t>& splits, const at::Tensor& t) {
-    return splits.empty() || std::all_of(splits.begin(), splits.end(), [&](int64_t s) {
-             return getSize() > 0 && s * getSize() == t.size(0);
-           });
-  };
-  TORCH_CHECK(even(outputSplitSizes, output) && even(inputSplitSizes, input),
-              "flagos hccl all_to_all_single: only even splits are supported");
-  TORCH_CHECK(input.numel() == output.numel() && input.numel() % getSize() == 0 &&
-                  input.scalar_type() == output.scalar_type(),
-              "flagos hccl all_to_all_single: input and output must have the same dtype and a number of elements "
-              "divisible by world_size (", getSize(), ")");
+  TORCH_CHECK(input.scalar_type() == output.scalar_type(), "flagos hccl all_to_all_single: input (",
+              input.scalar_type(), ") and output (", output.scalar_type(), ") dtypes differ");
   const HcclDataType type = hccl_dtype("all_to_all_single", input.scalar_type(), false);
-  const uint64_t count = input.numel() / getSize();
+  // Split sizes count rows (dim 0); HCCL counts elements. No splits means
+  // equal parts for every rank.
+  auto elements = [&](const std::vector<int64_t>& splits, const at::Tensor& t, const char* which) {
+    const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    const int64_t per_row = rows == 0 ? 0 : t.numel() / rows;
+    std::vector<uint64_t> counts(getSize()), displs(getSize());
+    if (splits.empty()) {
+      TORCH_CHECK(rows % getSize() == 0, "flagos hccl all_to_all_single: the ", which, " has ", rows,
+                  " rows, not divisible by world_size (", getSize(), "); pass split sizes");
+      std::fill(counts.begin(), counts.end(), static_cast<uint64_t>(rows / getSize() * per_row));
+    } else {
+      TORCH_CHECK(splits.size() == static_cast<size_t>(getSize()), "flagos hccl all_to_all_single: ", which,
+                  " split sizes has ", splits.size(), " entries for world_size ", getSize());
+      int64_t total = 0;
+      for (size_t r = 0; r < splits.size(); ++r) {
+        TORCH_CHECK(splits[r] >= 0, "flagos hccl all_to_all_single: negative ", which, " split size");
+        counts[r] = static_cast<uint64_t>(splits[r] * per_row);
+        total += splits[r];
+      }
+      TORCH_CHECK(total == rows, "flagos hccl all_to_all_single: ", which, " split sizes add up to ", total,
+                  " rows but the tensor has ", rows);
+    }
+    for (size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    return std::make_pair(counts, displs);
+  };
+  auto [send_counts, send_displs] = elements(inputSplitSizes, input, "input");
+  auto [recv_counts, recv_displs] = elements(outputSplitSizes, output, "output");
   return launch(*this, c10d::OpType::ALLTOALL_BASE, device, {output}, [&](HcclComm comm, aclrtStream stream, auto on) {
-    check_hccl(HcclAlltoAll(input.data_ptr(), count, type, output.data_ptr(), count, type, comm, stream),
-               "all_to_all_single", "HcclAlltoAll", on);
+    check_hccl(HcclAlltoAllV(input.data_ptr(), send_counts.data(), send_displs.data(), type, output.data_ptr(),
+                             recv_counts.data(), recv_displs.data(), type, comm, stream),
+               "all_to_all_single", "HcclAlltoAllV", on);
   });
 }
 
@@ -366,6 +419,127 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& t
     check_hccl(HcclRecv(t.data_ptr(), t.numel(), type, static_cast<uint32_t>(srcRank), comm, stream), "recv",
                "HcclRecv", on);
   });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce(std::vector<at::Tensor>& tensors,
+                                                        const c10d::ReduceOptions& opts) {
+  at::Tensor t = one_tensor("reduce", tensors);
+  const c10::DeviceIndex device = collective_device("reduce", {tensors});
+  const HcclDataType type = hccl_dtype("reduce", t.scalar_type(), true);
+  const HcclReduceOp op = hccl_op("reduce", opts.reduceOp, t.scalar_type());
+  const bool root = opts.rootRank == getRank();
+  return launch(*this, c10d::OpType::REDUCE, device, tensors, [&](HcclComm comm, aclrtStream stream, auto on) {
+    // Only the root's tensor changes, as with NCCL: the others keep their input.
+    const at::Tensor in = premul(opts.reduceOp, t);
+    const at::Tensor out = root ? t : at::empty_like(t);
+    check_hccl(HcclReduce(in.data_ptr(), out.data_ptr(), t.numel(), type, op, static_cast<uint32_t>(opts.rootRank),
+                          comm, stream),
+               "reduce", "HcclReduce", on);
+    if (root && opts.reduceOp == c10d::ReduceOp::AVG) t.div_(getSize());
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                        std::vector<at::Tensor>& inputs,
+                                                        const c10d::GatherOptions& opts) {
+  at::Tensor input = one_tensor("gather", inputs);
+  const bool root = opts.rootRank == getRank();
+  std::vector<at::Tensor> gathered = root_list("gather", "output", root, opts.rootRank, getSize(), outputs, input);
+  const c10::DeviceIndex device = collective_device("gather", {inputs, gathered});
+  const HcclDataType type = hccl_dtype("gather", input.scalar_type(), false);
+  return launch(*this, c10d::OpType::GATHER, device, gathered, [&](HcclComm comm, aclrtStream stream, auto on) {
+    // HCCL has no gather: an all-to-all in which every rank sends its input
+    // to the root only.
+    const uint64_t n = static_cast<uint64_t>(input.numel());
+    std::vector<uint64_t> send_counts(getSize(), 0), send_displs(getSize(), 0);
+    std::vector<uint64_t> recv_counts(getSize(), root ? n : 0), recv_displs(getSize(), 0);
+    send_counts[opts.rootRank] = n;
+    for (int r = 0; r < getSize(); ++r) recv_displs[r] = root ? r * n : 0;
+    at::Tensor flat = at::empty({root ? getSize() * input.numel() : 0}, input.options());
+    check_hccl(HcclAlltoAllV(input.data_ptr(), send_counts.data(), send_displs.data(), type, flat.data_ptr(),
+                             recv_counts.data(), recv_displs.data(), type, comm, stream),
+               "gather", "HcclAlltoAllV", on);
+    for (int r = 0; r < static_cast<int>(gathered.size()); ++r)
+      gathered[r].copy_(flat.narrow(0, r * input.numel(), input.numel()).view_as(gathered[r]));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::scatter(std::vector<at::Tensor>& outputs,
+                                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                                         const c10d::ScatterOptions& opts) {
+  at::Tensor output = one_tensor("scatter", outputs);
+  const bool root = opts.rootRank == getRank();
+  std::vector<at::Tensor> parts = root_list("scatter", "input", root, opts.rootRank, getSize(), inputs, output);
+  const c10::DeviceIndex device = collective_device("scatter", {outputs, parts});
+  const HcclDataType type = hccl_dtype("scatter", output.scalar_type(), false);
+  return launch(*this, c10d::OpType::SCATTER, device, outputs, [&](HcclComm comm, aclrtStream stream, auto on) {
+    std::vector<at::Tensor> flat_parts;
+    for (const at::Tensor& i : parts) flat_parts.push_back(i.reshape({-1}));
+    // Only the root's send buffer is read; the others pass their output.
+    at::Tensor flat = root ? at::cat(flat_parts) : output;
+    check_hccl(HcclScatter(flat.data_ptr(), output.data_ptr(), output.numel(), type,
+                           static_cast<uint32_t>(opts.rootRank), comm, stream),
+               "scatter", "HcclScatter", on);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                                     const c10d::AllreduceCoalescedOptions& opts) {
+  const c10::DeviceIndex device = collective_device("allreduce_coalesced", {tensors});
+  c10d::AllreduceOptions one;
+  one.reduceOp = opts.reduceOp;
+  one.timeout = opts.timeout;
+  for (const at::Tensor& t : tensors) {
+    std::vector<at::Tensor> single{t};
+    allreduce(single, one);
+  }
+  return launch(*this, c10d::OpType::COALESCED, device, tensors, [](HcclComm, aclrtStream, auto) {});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                                 std::vector<at::Tensor>& inputs,
+                                                                                 const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "flagos hccl allgather_into_tensor_coalesced: ", outputs.size(),
+              " outputs for ", inputs.size(), " inputs");
+  const c10::DeviceIndex device = collective_device("allgather_into_tensor_coalesced", {inputs, outputs});
+  for (size_t i = 0; i < inputs.size(); ++i) _allgather_base(outputs[i], inputs[i], opts);
+  return launch(*this, c10d::OpType::COALESCED, device, outputs, [](HcclComm, aclrtStream, auto) {});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "flagos hccl reduce_scatter_tensor_coalesced: ", outputs.size(),
+              " outputs for ", inputs.size(), " inputs");
+  const c10::DeviceIndex device = collective_device("reduce_scatter_tensor_coalesced", {inputs, outputs});
+  for (size_t i = 0; i < inputs.size(); ++i) _reduce_scatter_base(outputs[i], inputs[i], opts);
+  return launch(*this, c10d::OpType::COALESCED, device, outputs, [](HcclComm, aclrtStream, auto) {});
+}
+
+void ProcessGroupHCCL::startCoalescing() {
+  std::lock_guard lock(mutex_);
+  TORCH_CHECK(!coalescing_, "flagos hccl: startCoalescing called twice without endCoalescing");
+  coalescing_ = true;
+  coalesced_outputs_.clear();
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
+  std::vector<at::Tensor> outputs;
+  c10::DeviceIndex device = -1;
+  {
+    std::lock_guard lock(mutex_);
+    TORCH_CHECK(coalescing_, "flagos hccl: endCoalescing without startCoalescing");
+    coalescing_ = false;
+    outputs.swap(coalesced_outputs_);
+    device = last_device_;
+  }
+  if (device < 0) device = current_device();
+  // Completes after the last collective issued in between (same stream).
+  return launch(*this, c10d::OpType::COALESCED, device, std::move(outputs), [](HcclComm, aclrtStream, auto) {});
+}
+
+void ProcessGroupHCCL::record_issued(const std::vector<at::Tensor>& outputs) {
+  std::lock_guard lock(mutex_);
+  if (coalescing_) coalesced_outputs_.insert(coalesced_outputs_.end(), outputs.begin(), outputs.end());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::barrier(const c10d::BarrierOptions& opts) {

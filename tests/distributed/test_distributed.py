@@ -16,41 +16,7 @@ import pytest
 
 pytest.importorskip("torch_fl")
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-def launch(tmp_path, scenarios: str, world: int, timeout: float = 240, pg_timeout: float = 60, env=None):
-    """Starts `world` ranks of worker.py like torchrun does; returns their exit codes and results."""
-    results = tmp_path / f"{scenarios.replace(',', '+')}-{world}"
-    results.mkdir()
-    base = dict(os.environ, WORLD_SIZE=str(world), STORE_FILE=str(results / "store"), RESULT_DIR=str(results),
-                FLAGOS_SIM_DEVICES=str(world + 1), TEST_PG_TIMEOUT=str(pg_timeout), HCCL_CONNECT_TIMEOUT="60",
-                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {}))
-    base.pop("HCCL_EXEC_TIMEOUT", None)
-    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), scenarios], cwd=ROOT,
-                              env=dict(base, RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for rank in range(world)]
-    outputs = []
-    try:
-        for proc in procs:
-            outputs.append(proc.communicate(timeout=timeout)[0])
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-    found = {}
-    for rank in range(world):
-        path = results / f"{rank}.json"
-        found[rank] = json.loads(path.read_text()) if path.exists() else None
-    return [p.returncode for p in procs], found, outputs
-
-
-def assert_all_ok(codes, found, outputs, scenario):
-    for rank, code in enumerate(codes):
-        result = (found[rank] or {}).get(scenario) or {}
-        detail = result.get("error") or outputs[rank][-3000:]
-        assert code == 0 and result.get("ok"), f"rank {rank} (exit {code}), {scenario}:\n{detail}"
+from jobs import ROOT, assert_all_ok, launch  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
@@ -75,12 +41,17 @@ def test_negative_control_guards_off_is_rejected(job):
     assert "all tensors of a collective must be on one device" in log[1], log
 
 
-def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path):
-    codes, found, outputs = launch(tmp_path, "rank_fails", 2, pg_timeout=5, timeout=120)
-    assert codes[1] != 0 and "rank 1 fails on purpose" in found[1]["rank_fails"]["error"]
-    assert codes[0] == 0 and found[0]["rank_fails"]["ok"], found[0] or outputs[0][-3000:]
-    message = found[0]["rank_fails"]["log"][0]
+@pytest.mark.parametrize("scenario", ["rank_fails", "rank_dies"])
+def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path, scenario):
+    codes, found, outputs = launch(tmp_path, scenario, 2, pg_timeout=5, timeout=120)
+    if scenario == "rank_fails":
+        assert codes[1] != 0 and "rank 1 fails on purpose" in found[1][scenario]["error"]
+    else:
+        assert codes[1] == 3 and found[1] is None, (codes, found[1])  # gone without a word
+    assert codes[0] == 0 and found[0][scenario]["ok"], found[0] or outputs[0][-3000:]
+    message = found[0][scenario]["log"][0]
     assert "HCCL_E_TIMEOUT" in message and "HCCL_EXEC_TIMEOUT" in message, message
+    assert "rank(s) 1 never arrived" in message, message
 
 
 def test_ddp_example_under_torchrun_matches_single_process_training(tmp_path):

@@ -7,17 +7,15 @@ RESULT_DIR/<rank>.json; a failure also shows in the exit status."""
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import sys
 import time
-import traceback
 
 import torch
 import torch.distributed as dist
 
 import torch_fl
+from jobs import run_rank
 
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
@@ -100,19 +98,37 @@ def scenario_collectives(log):
         dist.all_to_all(outs, [t.to(DEVICE) for t in x.chunk(WORLD)])
         check(f"all_to_all {dtype}", torch.cat(outs), ref)
 
-        # send/recv around a ring
+        # send/recv around a ring, with a tag (matched in order, as on NCCL)
         to, frm = (RANK + 1) % WORLD, (RANK - 1) % WORLD
         got = torch.empty(6, dtype=dtype, device=DEVICE)
         if RANK % 2 == 0:
-            dist.send(values(dtype).to(DEVICE), to)
-            dist.recv(got, frm)
+            dist.send(values(dtype).to(DEVICE), to, tag=7)
+            dist.recv(got, frm, tag=7)
         else:
-            dist.recv(got, frm)
-            dist.send(values(dtype).to(DEVICE), to)
+            dist.recv(got, frm, tag=7)
+            dist.send(values(dtype).to(DEVICE), to, tag=7)
         check(f"send/recv {dtype}", got, values(dtype, rank=frm))
+
+        scenario_more_collectives(dtype)
         log.append(f"{dtype}: ok")
 
-    # a message larger than the store's 8 MiB limit on one message (it goes in chunks)
+    # the backend's other dtypes: int8, uint8, int16 (reduced and moved), bool
+    # (moved only); gloo has no int16, so the expected values are computed here
+    for dtype in (torch.int8, torch.uint8, torch.int16, torch.bool):
+        every = [values(dtype, small=True, rank=r) for r in range(WORLD)]
+        out = torch.empty(WORLD * 6, dtype=dtype, device=DEVICE)
+        dist.all_gather_into_tensor(out, every[RANK].to(DEVICE))
+        check(f"all_gather_into_tensor {dtype}", out, torch.cat(every))
+        dev = every[RANK].to(DEVICE)
+        dist.broadcast(dev, src=WORLD - 1)
+        check(f"broadcast {dtype}", dev, every[-1])
+        if dtype != torch.bool:
+            dev = every[RANK].to(DEVICE)
+            dist.all_reduce(dev, op=dist.ReduceOp.MAX)
+            check(f"all_reduce max {dtype}", dev, torch.stack(every).amax(0))
+        log.append(f"{dtype}: ok")
+
+    # a message larger than the store's old 8 MiB limit on one message
     big = torch.full((5 << 19,), float(RANK + 1))  # 10 MiB of float32
     dev = big.to(DEVICE)
     dist.all_reduce(dev)
@@ -141,10 +157,104 @@ def scenario_collectives(log):
     stats = torch_fl.sim.stats()
     assert stats["launches"][0] == 0, f"launches on the current device 0: {stats['launches']}"
     for api in ("HcclAllReduce", "HcclBroadcast", "HcclAllGather", "HcclReduceScatter", "HcclAlltoAll", "HcclSend",
-                "HcclRecv", "HcclBarrier"):
+                "HcclRecv", "HcclBarrier", "HcclReduce", "HcclScatter", "HcclAlltoAllV"):
         assert stats["op_launches"].get(api, 0) > 0, (api, stats["op_launches"])
     assert stats["rejected_launches"] == 0, stats
     log.append("launches " + json.dumps(stats["launches"]))
+
+
+def summed(dtype, ranks=range(WORLD), n=6, offset=0):
+    """The float64 sum of the ranks' values, in `dtype` (gloo reduces no half types)."""
+    return sum(values(dtype, n=n, rank=r + offset).double() for r in ranks).to(dtype)
+
+
+def scenario_more_collectives(dtype):
+    """reduce, gather, scatter, uneven all_to_all_single, coalesced collectives
+    and PREMUL_SUM, against gloo on the CPU (or float64 where gloo has no such
+    dtype). Roots are the last rank, so rank 0 is not special."""
+    gloo_ok = dtype not in (torch.float16, torch.bfloat16)
+    root = WORLD - 1
+
+    # reduce (SUM): only the root's tensor holds the result
+    ref = values(dtype)
+    if gloo_ok:
+        dist.reduce(ref, dst=root)
+    else:
+        ref = summed(dtype)
+    dev = values(dtype).to(DEVICE)
+    dist.reduce(dev, dst=root)
+    check(f"reduce {dtype}", dev, ref if RANK == root else values(dtype))
+
+    # gather to the root
+    refs = [torch.empty(6, dtype=dtype) for _ in range(WORLD)] if RANK == root else None
+    dist.gather(values(dtype), refs, dst=root)
+    outs = [torch.empty(6, dtype=dtype, device=DEVICE) for _ in range(WORLD)] if RANK == root else None
+    dist.gather(values(dtype).to(DEVICE), outs, dst=root)
+    if RANK == root:
+        for r in range(WORLD):
+            check(f"gather[{r}] {dtype}", outs[r], refs[r])
+
+    # scatter from the root
+    parts = [values(dtype, rank=10 + r) for r in range(WORLD)]
+    ref = torch.empty(6, dtype=dtype)
+    dist.scatter(ref, parts if RANK == root else None, src=root)
+    out = torch.empty(6, dtype=dtype, device=DEVICE)
+    dist.scatter(out, [p.to(DEVICE) for p in parts] if RANK == root else None, src=root)
+    check(f"scatter {dtype}", out, ref)
+
+    # all_to_all_single with uneven splits of rows of 2: rank r sends r + j + 1 rows to rank j
+    in_splits = [RANK + j + 1 for j in range(WORLD)]
+    out_splits = [j + RANK + 1 for j in range(WORLD)]
+    x = (torch.arange(sum(in_splits) * 2, dtype=torch.float64).view(-1, 2) + 10 * RANK).to(dtype)
+    ref = torch.empty(sum(out_splits), 2, dtype=dtype)
+    dist.all_to_all_single(ref, x, out_splits, in_splits)
+    out = torch.empty(sum(out_splits), 2, dtype=dtype, device=DEVICE)
+    dist.all_to_all_single(out, x.to(DEVICE), out_splits, in_splits)
+    check(f"all_to_all_single uneven {dtype}", out, ref)
+
+    # coalesced all-gather and reduce-scatter (the path FSDP2 takes), with and
+    # without a device given to _coalescing_manager
+    for device in (DEVICE, None):
+        inputs = [values(dtype, n=4), values(dtype, n=6, rank=RANK + 5)]
+        outs = [torch.empty(WORLD * t.numel(), dtype=dtype, device=DEVICE) for t in inputs]
+        with dist._coalescing_manager(device=device, async_ops=True) as cm:
+            for o, i in zip(outs, inputs):
+                dist.all_gather_into_tensor(o, i.to(DEVICE), async_op=True)
+        cm.wait()
+        check(f"allgather_into_tensor_coalesced {dtype}", outs[0],
+              torch.cat([values(dtype, n=4, rank=r) for r in range(WORLD)]))
+        check(f"allgather_into_tensor_coalesced {dtype}", outs[1],
+              torch.cat([values(dtype, n=6, rank=r + 5) for r in range(WORLD)]))
+
+        inputs = [values(dtype, n=2 * WORLD), values(dtype, n=3 * WORLD, rank=RANK + 5)]
+        outs = [torch.empty(t.numel() // WORLD, dtype=dtype, device=DEVICE) for t in inputs]
+        with dist._coalescing_manager(device=device, async_ops=True) as cm:
+            for o, i in zip(outs, inputs):
+                dist.reduce_scatter_tensor(o, i.to(DEVICE), async_op=True)
+        cm.wait()
+        check(f"reduce_scatter_tensor_coalesced {dtype}", outs[0],
+              summed(dtype, n=2 * WORLD).chunk(WORLD)[RANK])
+        check(f"reduce_scatter_tensor_coalesced {dtype}", outs[1],
+              summed(dtype, n=3 * WORLD, offset=5).chunk(WORLD)[RANK])
+
+        tensors = [values(dtype).to(DEVICE), values(dtype, n=3, rank=RANK + 5).to(DEVICE)]
+        with dist._coalescing_manager(device=device, async_ops=True) as cm:
+            for t in tensors:
+                dist.all_reduce(t, async_op=True)
+        cm.wait()
+        check(f"allreduce_coalesced {dtype}", tensors[0], summed(dtype))
+        check(f"allreduce_coalesced {dtype}", tensors[1], summed(dtype, n=3, offset=5))
+
+    # PREMUL_SUM (FSDP's gradient scaling on NCCL): sum of the inputs times a factor
+    if dtype.is_floating_point:
+        premul = dist.ReduceOp.PREMUL_SUM(0.5)
+        dev = values(dtype).to(DEVICE)
+        dist.all_reduce(dev, op=premul)
+        check(f"all_reduce premul_sum {dtype}", dev, (summed(torch.float64) * 0.5).to(dtype))
+        out = torch.empty(3, dtype=dtype, device=DEVICE)
+        dist.reduce_scatter_tensor(out, values(dtype, n=3 * WORLD).to(DEVICE), op=premul)
+        check(f"reduce_scatter_tensor premul_sum {dtype}", out,
+              (summed(torch.float64, n=3 * WORLD) * 0.5).to(dtype).chunk(WORLD)[RANK])
 
 
 def scenario_negative_control(log):
@@ -177,42 +287,35 @@ def scenario_negative_control(log):
 
 def scenario_rank_fails(log):
     """Rank 1 raises after the first collective; the others' next one must fail
-    within the group's timeout instead of hanging."""
+    within the group's timeout instead of hanging, naming rank 1."""
     x = values(torch.float32).to(DEVICE)
     dist.all_reduce(x)
     if RANK == 1:
         raise RuntimeError("rank 1 fails on purpose")
+    expect_next_all_reduce_to_fail(log, x)
+
+
+def scenario_rank_dies(log):
+    """Rank 1's process ends abruptly (no exception, no cleanup) after the
+    first collective; the others fail as in scenario_rank_fails."""
+    x = values(torch.float32).to(DEVICE)
+    dist.all_reduce(x)
+    if RANK == 1:
+        os._exit(3)
+    expect_next_all_reduce_to_fail(log, x)
+
+
+def expect_next_all_reduce_to_fail(log, x):
     start = time.monotonic()
     try:
         dist.all_reduce(x)
     except dist.DistBackendError as error:
         log.append(f"failed after {time.monotonic() - start:.1f} s: {str(error).splitlines()[0]}")
         assert "HcclAllReduce returned HCCL_E_" in str(error), str(error)
+        assert "rank(s) 1 never arrived" in str(error), str(error)  # names the rank that is gone
     else:
         raise AssertionError("all_reduce passed although rank 1 is gone")
 
 
-def main():
-    scenarios = sys.argv[1].split(",")
-    timeout = datetime.timedelta(seconds=float(os.environ.get("TEST_PG_TIMEOUT", "60")))
-    torch.flagos.set_device(0)
-    dist.init_process_group("cpu:gloo,flagos:hccl", init_method=f"file://{os.environ['STORE_FILE']}", rank=RANK,
-                            world_size=WORLD, timeout=timeout)
-    results = {}
-    try:
-        for scenario in scenarios:  # in order; the first failure ends the job
-            results[scenario] = {"ok": False, "log": []}
-            try:
-                globals()[f"scenario_{scenario}"](results[scenario]["log"])
-                results[scenario]["ok"] = True
-            except BaseException:
-                results[scenario]["error"] = traceback.format_exc()
-                raise
-    finally:
-        with open(os.path.join(os.environ["RESULT_DIR"], f"{RANK}.json"), "w") as handle:
-            json.dump(results, handle)
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    run_rank(lambda scenario, result: globals()[f"scenario_{scenario}"](result["log"]), 0, 60)

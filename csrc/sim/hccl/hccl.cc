@@ -1,18 +1,18 @@
 // The simulator's HCCL (libhccl): communicators and collectives across the
-// processes of one machine, implemented on torch's c10d TCPStore.
+// processes of one machine, through shared memory, with torch's c10d
+// TCPStore for rendezvous and signals.
 //
 // HcclGetRootInfo starts a TCPStore server in the calling process and writes
 // its address (loopback host, port) and a fresh communicator id into the
-// root info; HcclCommInitRootInfo connects a client to it. A collective is a
-// round of the store: each rank sets its contribution under the
-// communicator's next sequence number, waits for and reads the others', and
-// computes its own result (reductions in rank order, so every rank gets the
-// same bits); the last rank to finish a round deletes its keys. Values go in
-// chunks of 4 MiB (the store's server refuses messages over 8 MiB). Send/recv use
-// a key per (source, destination, message number). The store's timeout
-// (HCCL_EXEC_TIMEOUT, seconds, as in CANN) bounds every wait, so a rank that
-// died or hangs makes the others fail with HCCL_E_TIMEOUT (or a connection
-// error when the store's host died) instead of hanging.
+// root info; HcclCommInitRootInfo connects a client to it and maps every
+// rank's shared-memory segment. A collective is a round: each rank writes its
+// contribution into its own segment, signals it through the store, reads the
+// others' in place and computes its own result (reductions in rank order, so
+// every rank gets the same bits). Send/recv use a segment per message. The
+// store's timeout (HCCL_EXEC_TIMEOUT, seconds, as in CANN) bounds every
+// wait, so a rank that died or hangs makes the others fail with
+// HCCL_E_TIMEOUT, naming the ranks that never arrived (or a connection error
+// when the store's host died) instead of hanging.
 //
 // Like a kernel launch, every call is validated first: the communicator
 // belongs to the device that was current when it was created, and the
@@ -26,12 +26,19 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -57,6 +64,8 @@ std::chrono::milliseconds envSeconds(const char* name, int fallback) {
   return std::chrono::milliseconds(fallback * 1000LL);
 }
 
+struct Segment;
+
 struct Comm {
   int device = -1;
   uint32_t rank = 0;
@@ -67,6 +76,7 @@ struct Comm {
   std::mutex mutex;  // one call at a time per communicator
   uint64_t rounds = 0;
   std::vector<uint64_t> sent, received;  // messages per peer
+  std::vector<std::unique_ptr<Segment>> segments;  // every rank's, by rank
 };
 
 struct Registry {
@@ -224,53 +234,166 @@ HcclResult rejected(HcclResult status) {
   return status;
 }
 
-// TCPStore refuses a message over 8 MiB (its libuv server's payload limit):
-// a value travels as chunks `key/0`, `key/1`, ... of at most 4 MiB, then
-// `key` itself with the number of chunks, set last so that waiting for it
-// means the whole value is there.
-constexpr size_t kChunkBytes = size_t{4} << 20;
+// Where collective data travels: POSIX shared memory. Each rank of a
+// communicator owns a segment (a header with the payload's size, then the
+// payload) that every rank maps; a round writes the rank's contribution into
+// its own segment and reads the others' in place. The store carries only
+// small signals, so a collective costs a few store round trips plus memory
+// copies, whatever its size. The segments' names are unlinked once every
+// rank has mapped them: nothing is left in /dev/shm when a process dies.
+constexpr size_t kHeaderBytes = 64;
 
-void putBytes(c10d::Store& store, const std::string& key, const uint8_t* data, size_t bytes) {
-  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
-  for (size_t i = 0; i < chunks; ++i) {
-    const size_t begin = i * kChunkBytes, end = std::min(bytes, begin + kChunkBytes);
-    store.set(cat(key, "/", i), Bytes(data + begin, data + end));
+struct Span {
+  const uint8_t* data;
+  size_t bytes;
+};
+
+struct Segment {
+  int fd = -1;
+  bool owned = false;  // the owner writes and grows it; the others only read
+  uint8_t* base = nullptr;
+  size_t mapped = 0;
+
+  Segment() = default;
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  ~Segment() {
+    if (base != nullptr) munmap(base, mapped);
+    if (fd >= 0) close(fd);
   }
-  const std::string count = std::to_string(chunks);
-  store.set(key, Bytes(count.begin(), count.end()));
+
+  // Maps the whole file again if it grew since the last mapping; the owner
+  // first grows it to hold `payload` bytes.
+  void reserve(size_t payload) {
+    const size_t need = kHeaderBytes + payload;
+    if (owned && need > mapped) {
+      const size_t size = std::max({need, 2 * mapped, size_t{1} << 20});
+      if (ftruncate(fd, static_cast<off_t>(size)) != 0)
+        throw std::runtime_error(cat("cannot grow a shared-memory segment to ", size, " bytes: ", std::strerror(errno)));
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0) throw std::runtime_error(cat("fstat of a shared-memory segment: ", std::strerror(errno)));
+    const size_t size = static_cast<size_t>(st.st_size);
+    if (size <= mapped) return;
+    void* p = mmap(nullptr, size, owned ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) throw std::runtime_error(cat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
+    if (base != nullptr) munmap(base, mapped);
+    base = static_cast<uint8_t*>(p);
+    mapped = size;
+  }
+
+  // The payload the owner wrote last.
+  Span payload() {
+    reserve(0);
+    uint64_t bytes = 0;
+    std::memcpy(&bytes, base, sizeof(bytes));
+    if (kHeaderBytes + bytes > mapped) reserve(bytes);
+    if (kHeaderBytes + bytes > mapped)
+      throw std::runtime_error(cat("a shared-memory segment of ", mapped, " bytes holds a payload of ", bytes));
+    return {base + kHeaderBytes, bytes};
+  }
+};
+
+std::string segmentName(const std::string& id, const std::string& what) { return cat("/flagos_hccl_", id, "_", what); }
+
+int openSegment(const std::string& name, int flags) {
+  const int fd = shm_open(name.c_str(), flags, 0600);
+  if (fd < 0) throw std::runtime_error(cat("shm_open(", name, "): ", std::strerror(errno)));
+  return fd;
 }
 
-// Waits for a value of putBytes; returns it and its number of chunks.
-Bytes getBytes(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout, size_t* chunks) {
-  store.wait({key}, timeout);
-  const Bytes header = store.get(key);
-  *chunks = std::stoull(std::string(header.begin(), header.end()));
-  Bytes value;
-  for (size_t i = 0; i < *chunks; ++i) {
-    const Bytes chunk = store.get(cat(key, "/", i));
-    value.insert(value.end(), chunk.begin(), chunk.end());
+// Waits for `keys`, one per rank in `ranks`; a timeout names the ranks that
+// never set theirs (a rank that died or hangs).
+void waitForRanks(Comm& comm, const std::vector<std::string>& keys, const std::vector<uint32_t>& ranks,
+                  const std::string& what) {
+  try {
+    comm.store->wait(keys, comm.timeout);
+  } catch (const c10::DistStoreError& e) {
+    std::string missing;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      bool there = false;
+      try {
+        there = comm.store->check({keys[i]});
+      } catch (const std::exception&) {
+      }
+      if (!there) missing += cat(missing.empty() ? "" : ", ", ranks[i]);
+    }
+    C10_THROW_ERROR(DistStoreError, cat(what, ": rank(s) ", missing, " never arrived: ", e.what_without_backtrace()));
   }
-  return value;
 }
 
-void deleteBytes(c10d::Store& store, const std::string& key, size_t chunks) {
-  for (size_t i = 0; i < chunks; ++i) store.deleteKey(cat(key, "/", i));
-  store.deleteKey(key);
+// One round: every rank writes `pieces` (concatenated) into its segment, then
+// `consume` reads every rank's payload, in rank order. Store keys only
+// signal: round/<k>/<rank> once a rank's payload is written, round/<k>/free
+// once every rank has consumed round k; a rank waits for the latter before
+// overwriting its segment in round k+1. The last rank to finish round k
+// deletes round k-1's keys (every rank has waited for them by then).
+template <class Consume>
+void exchange(Comm& comm, std::initializer_list<Span> pieces, Consume&& consume) {
+  c10d::Store& store = *comm.store;
+  const uint64_t k = comm.rounds++;
+  if (k > 0) {
+    const std::string free = cat("round/", k - 1, "/free");
+    try {
+      store.wait({free}, comm.timeout);
+    } catch (const c10::DistStoreError& e) {
+      const int64_t done = store.add(cat("round/", k - 1, "/done"), 0);
+      C10_THROW_ERROR(DistStoreError, cat("collective ", k - 1, " was finished by ", done, " of ", comm.size,
+                                          " ranks only: ", e.what_without_backtrace()));
+    }
+  }
+  uint64_t bytes = 0;
+  for (const Span& piece : pieces) bytes += piece.bytes;
+  Segment& mine = *comm.segments[comm.rank];
+  mine.reserve(bytes);
+  uint8_t* out = mine.base + kHeaderBytes;
+  for (const Span& piece : pieces) {
+    if (piece.bytes > 0) std::memcpy(out, piece.data, piece.bytes);
+    out += piece.bytes;
+  }
+  std::memcpy(mine.base, &bytes, sizeof(bytes));
+  store.set(cat("round/", k, "/", comm.rank), Bytes{});
+  std::vector<std::string> keys;
+  std::vector<uint32_t> ranks;
+  for (uint32_t r = 0; r < comm.size; ++r) {
+    keys.push_back(cat("round/", k, "/", r));
+    ranks.push_back(r);
+  }
+  waitForRanks(comm, keys, ranks, cat("collective ", k));
+  std::vector<Span> all;
+  for (uint32_t r = 0; r < comm.size; ++r) all.push_back(comm.segments[r]->payload());
+  consume(all);
+  if (store.add(cat("round/", k, "/done"), 1) == static_cast<int64_t>(comm.size)) {
+    store.set(cat("round/", k, "/free"), Bytes{});
+    if (k > 0) {
+      for (const std::string& key : keys) store.deleteKey(cat("round/", k - 1, key.substr(key.rfind('/'))));
+      store.deleteKey(cat("round/", k - 1, "/done"));
+      store.deleteKey(cat("round/", k - 1, "/free"));
+    }
+  }
 }
 
-// One round: every rank contributes `mine` and gets every rank's
-// contribution, in rank order. The last rank to finish deletes the round.
-std::vector<Bytes> exchange(Comm& comm, const uint8_t* mine, size_t bytes) {
-  const std::string round = cat("round/", comm.rounds++, "/");
-  putBytes(*comm.store, round + std::to_string(comm.rank), mine, bytes);
-  std::vector<Bytes> all(comm.size);
-  std::vector<size_t> chunks(comm.size, 0);
-  for (uint32_t r = 0; r < comm.size; ++r) all[r] = getBytes(*comm.store, round + std::to_string(r), comm.timeout, &chunks[r]);
-  if (comm.store->add(round + "done", 1) == static_cast<int64_t>(comm.size)) {
-    for (uint32_t r = 0; r < comm.size; ++r) deleteBytes(*comm.store, round + std::to_string(r), chunks[r]);
-    comm.store->deleteKey(round + "done");
-  }
-  return all;
+// Every rank's payload must have the size the caller expects of it.
+void expectBytes(const std::vector<Span>& all, uint32_t rank, size_t bytes, const std::vector<uint32_t>& from) {
+  for (uint32_t r : from)
+    if (all[r].bytes != bytes)
+      throw std::runtime_error(cat("rank ", r, " contributed ", all[r].bytes, " bytes but rank ", rank, " expects ",
+                                   bytes, " (counts or dtypes differ between ranks)"));
+}
+
+// out = the reduction of every rank's payload from byte `offset` on, in rank
+// order (so every rank gets the same bits).
+void reduceRanks(const std::vector<Span>& all, size_t offset, void* out, uint64_t count, HcclDataType type,
+                 HcclReduceOp op) {
+  auto* acc = static_cast<uint8_t*>(out);
+  std::memcpy(acc, all[0].data + offset, count * elementSize(type));
+  for (size_t r = 1; r < all.size(); ++r) reduceInto(acc, all[r].data + offset, count, type, op);
+}
+
+std::vector<uint32_t> everyRank(const Comm& comm) {
+  std::vector<uint32_t> ranks(comm.size);
+  for (uint32_t r = 0; r < comm.size; ++r) ranks[r] = r;
+  return ranks;
 }
 
 std::string newId() {
@@ -280,6 +403,38 @@ std::string newId() {
   return out.str();
 }
 
+#define FSIM_CHECK_TYPE(fn, t)                                                                 \
+  do {                                                                                         \
+    if (elementSize(t) == 0)                                                                   \
+      return rejected(hfail(HCCL_E_NOT_SUPPORT, cat(fn, ": data type ", static_cast<int>(t),   \
+                                                     " is not supported by the simulator")));  \
+  } while (false)
+
+#define FSIM_CHECK_OP(fn, op)                                                                          \
+  do {                                                                                                 \
+    if ((op) != HCCL_REDUCE_SUM && (op) != HCCL_REDUCE_PROD && (op) != HCCL_REDUCE_MAX &&              \
+        (op) != HCCL_REDUCE_MIN)                                                                       \
+      return rejected(hfail(HCCL_E_PARA, cat(fn, ": reduce op ", static_cast<int>(op), " is invalid"))); \
+  } while (false)
+
+// HcclAllReduce (every rank gets the result) and HcclReduce (only `root`).
+HcclResult reduceTo(const char* fn, void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                    HcclReduceOp op, std::optional<uint32_t> root, HcclComm comm, aclrtStream stream) {
+  FSIM_CHECK_TYPE(fn, dataType);
+  FSIM_CHECK_OP(fn, op);
+  const uint64_t bytes = count * elementSize(dataType);
+  Comm* c = nullptr;
+  std::vector<AllocInfo> allocs;
+  if (HcclResult s = validate(fn, comm, stream, {{"sendBuf", sendBuf, bytes}, {"recvBuf", recvBuf, bytes}}, &c, allocs))
+    return rejected(s);
+  if (root && *root >= c->size) return rejected(hfail(HCCL_E_PARA, cat(fn, ": root ", *root, " of ", c->size, " ranks")));
+  return run(fn, *c, stream, allocs, [&] {
+    exchange(*c, {{static_cast<const uint8_t*>(sendBuf), bytes}}, [&](const std::vector<Span>& all) {
+      expectBytes(all, c->rank, bytes, everyRank(*c));
+      if (!root || c->rank == *root) reduceRanks(all, 0, recvBuf, count, dataType, op);
+    });
+  });
+}
 }  // namespace
 }  // namespace fsim
 
@@ -352,6 +507,27 @@ HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, u
         return hfail(HCCL_E_PARA, cat(fn, ": rank ", rank, " was given nRanks ", nRanks, " but rank ", r, " ",
                                       std::string(other.begin(), other.end())));
     }
+    // Shared memory: each rank creates its segment, maps every rank's, and
+    // unlinks its name once all have mapped it.
+    c->segments.resize(nRanks);
+    c->segments[rank] = std::make_unique<Segment>();
+    c->segments[rank]->owned = true;
+    c->segments[rank]->fd = openSegment(segmentName(id, std::to_string(rank)), O_CREAT | O_EXCL | O_RDWR);
+    c->segments[rank]->reserve(0);
+    c->store->set(cat("init/segment", rank), Bytes{});
+    keys.clear();
+    for (uint32_t r = 0; r < nRanks; ++r) keys.push_back(cat("init/segment", r));
+    c->store->wait(keys, opts.timeout);
+    for (uint32_t r = 0; r < nRanks; ++r) {
+      if (r == rank) continue;
+      c->segments[r] = std::make_unique<Segment>();
+      c->segments[r]->fd = openSegment(segmentName(id, std::to_string(r)), O_RDONLY);
+    }
+    c->store->set(cat("init/mapped", rank), Bytes{});
+    keys.clear();
+    for (uint32_t r = 0; r < nRanks; ++r) keys.push_back(cat("init/mapped", r));
+    c->store->wait(keys, opts.timeout);
+    shm_unlink(segmentName(id, std::to_string(rank)).c_str());
     c->store->setTimeout(c->timeout);
   } catch (const c10::DistStoreError& e) {
     return hfail(HCCL_E_TIMEOUT, cat(fn, ": rank ", rank, " of ", nRanks, " waited for the other ranks: ",
@@ -396,36 +572,15 @@ HcclResult HcclGetRankId(HcclComm comm, uint32_t* rank) {
   return HCCL_SUCCESS;
 }
 
-#define FSIM_CHECK_TYPE(fn, t)                                                                 \
-  do {                                                                                         \
-    if (elementSize(t) == 0)                                                                   \
-      return rejected(hfail(HCCL_E_NOT_SUPPORT, cat(fn, ": data type ", static_cast<int>(t),   \
-                                                     " is not supported by the simulator")));  \
-  } while (false)
-
-#define FSIM_CHECK_OP(fn, op)                                                                          \
-  do {                                                                                                 \
-    if ((op) != HCCL_REDUCE_SUM && (op) != HCCL_REDUCE_PROD && (op) != HCCL_REDUCE_MAX &&              \
-        (op) != HCCL_REDUCE_MIN)                                                                       \
-      return rejected(hfail(HCCL_E_PARA, cat(fn, ": reduce op ", static_cast<int>(op), " is invalid"))); \
-  } while (false)
 
 HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
                          HcclComm comm, aclrtStream stream) {
-  const char* fn = "HcclAllReduce";
-  FSIM_CHECK_TYPE(fn, dataType);
-  FSIM_CHECK_OP(fn, op);
-  const uint64_t bytes = count * elementSize(dataType);
-  Comm* c = nullptr;
-  std::vector<AllocInfo> allocs;
-  if (HcclResult s = validate(fn, comm, stream, {{"sendBuf", sendBuf, bytes}, {"recvBuf", recvBuf, bytes}}, &c, allocs))
-    return rejected(s);
-  return run(fn, *c, stream, allocs, [&] {
-    std::vector<Bytes> all = exchange(*c, static_cast<const uint8_t*>(sendBuf), bytes);
-    Bytes acc = all[0];
-    for (uint32_t r = 1; r < c->size; ++r) reduceInto(acc.data(), all[r].data(), count, dataType, op);
-    std::memcpy(recvBuf, acc.data(), bytes);
-  });
+  return reduceTo("HcclAllReduce", sendBuf, recvBuf, count, dataType, op, std::nullopt, comm, stream);
+}
+
+HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                      uint32_t root, HcclComm comm, aclrtStream stream) {
+  return reduceTo("HcclReduce", sendBuf, recvBuf, count, dataType, op, root, comm, stream);
 }
 
 HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
@@ -439,8 +594,35 @@ HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint3
   if (root >= c->size) return rejected(hfail(HCCL_E_PARA, cat(fn, ": root ", root, " of ", c->size, " ranks")));
   return run(fn, *c, stream, allocs, [&] {
     // Every rank takes part in the round; only the root's bytes are read.
-    std::vector<Bytes> all = exchange(*c, static_cast<const uint8_t*>(buf), c->rank == root ? bytes : 0);
-    if (c->rank != root) std::memcpy(buf, all[root].data(), bytes);
+    const Span mine{static_cast<const uint8_t*>(buf), c->rank == root ? bytes : 0};
+    exchange(*c, {mine}, [&](const std::vector<Span>& all) {
+      expectBytes(all, c->rank, bytes, {root});
+      if (c->rank != root) std::memcpy(buf, all[root].data, bytes);
+    });
+  });
+}
+
+HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root,
+                       HcclComm comm, aclrtStream stream) {
+  const char* fn = "HcclScatter";
+  FSIM_CHECK_TYPE(fn, dataType);
+  const uint64_t bytes = recvCount * elementSize(dataType);
+  uint32_t size = 0, rank = 0;
+  if (HcclResult s = HcclGetRankSize(comm, &size)) return rejected(s);
+  if (HcclResult s = HcclGetRankId(comm, &rank)) return rejected(s);
+  if (root >= size) return rejected(hfail(HCCL_E_PARA, cat(fn, ": root ", root, " of ", size, " ranks")));
+  // Only the root's sendBuf is read.
+  const uint64_t sendBytes = rank == root ? bytes * size : 0;
+  Comm* c = nullptr;
+  std::vector<AllocInfo> allocs;
+  if (HcclResult s = validate(fn, comm, stream, {{"sendBuf", sendBuf, sendBytes}, {"recvBuf", recvBuf, bytes}}, &c,
+                              allocs))
+    return rejected(s);
+  return run(fn, *c, stream, allocs, [&] {
+    exchange(*c, {{static_cast<const uint8_t*>(sendBuf), sendBytes}}, [&](const std::vector<Span>& all) {
+      expectBytes(all, c->rank, bytes * c->size, {root});
+      std::memcpy(recvBuf, all[root].data + bytes * c->rank, bytes);
+    });
   });
 }
 
@@ -450,20 +632,18 @@ HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, H
   FSIM_CHECK_TYPE(fn, dataType);
   FSIM_CHECK_OP(fn, op);
   const uint64_t bytes = recvCount * elementSize(dataType);
-  Comm* c0 = static_cast<Comm*>(comm);
   uint32_t size = 0;
   if (HcclResult s = HcclGetRankSize(comm, &size)) return rejected(s);
-  (void)c0;
   Comm* c = nullptr;
   std::vector<AllocInfo> allocs;
   if (HcclResult s = validate(fn, comm, stream, {{"sendBuf", sendBuf, bytes * size}, {"recvBuf", recvBuf, bytes}}, &c,
                               allocs))
     return rejected(s);
   return run(fn, *c, stream, allocs, [&] {
-    std::vector<Bytes> all = exchange(*c, static_cast<const uint8_t*>(sendBuf), bytes * c->size);
-    Bytes acc(all[0].begin() + bytes * c->rank, all[0].begin() + bytes * (c->rank + 1));
-    for (uint32_t r = 1; r < c->size; ++r) reduceInto(acc.data(), all[r].data() + bytes * c->rank, recvCount, dataType, op);
-    std::memcpy(recvBuf, acc.data(), bytes);
+    exchange(*c, {{static_cast<const uint8_t*>(sendBuf), bytes * c->size}}, [&](const std::vector<Span>& all) {
+      expectBytes(all, c->rank, bytes * c->size, everyRank(*c));
+      reduceRanks(all, bytes * c->rank, recvBuf, recvCount, dataType, op);
+    });
   });
 }
 
@@ -480,8 +660,10 @@ HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclD
                               allocs))
     return rejected(s);
   return run(fn, *c, stream, allocs, [&] {
-    std::vector<Bytes> all = exchange(*c, static_cast<const uint8_t*>(sendBuf), bytes);
-    for (uint32_t r = 0; r < c->size; ++r) std::memcpy(static_cast<uint8_t*>(recvBuf) + bytes * r, all[r].data(), bytes);
+    exchange(*c, {{static_cast<const uint8_t*>(sendBuf), bytes}}, [&](const std::vector<Span>& all) {
+      expectBytes(all, c->rank, bytes, everyRank(*c));
+      for (uint32_t r = 0; r < c->size; ++r) std::memcpy(static_cast<uint8_t*>(recvBuf) + bytes * r, all[r].data, bytes);
+    });
   });
 }
 
@@ -502,12 +684,72 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
                               &c, allocs))
     return rejected(s);
   return run(fn, *c, stream, allocs, [&] {
-    std::vector<Bytes> all = exchange(*c, static_cast<const uint8_t*>(sendBuf), bytes * c->size);
-    auto* out = static_cast<uint8_t*>(const_cast<void*>(recvBuf));
-    for (uint32_t r = 0; r < c->size; ++r) std::memcpy(out + bytes * r, all[r].data() + bytes * c->rank, bytes);
+    exchange(*c, {{static_cast<const uint8_t*>(sendBuf), bytes * c->size}}, [&](const std::vector<Span>& all) {
+      expectBytes(all, c->rank, bytes * c->size, everyRank(*c));
+      auto* out = static_cast<uint8_t*>(const_cast<void*>(recvBuf));
+      for (uint32_t r = 0; r < c->size; ++r) std::memcpy(out + bytes * r, all[r].data + bytes * c->rank, bytes);
+    });
   });
 }
 
+HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls, HcclDataType sendType,
+                         const void* recvBuf, const void* recvCounts, const void* rdispls, HcclDataType recvType,
+                         HcclComm comm, aclrtStream stream) {
+  const char* fn = "HcclAlltoAllV";
+  FSIM_CHECK_TYPE(fn, sendType);
+  if (sendType != recvType)
+    return rejected(hfail(HCCL_E_PARA, cat(fn, ": sendType ", static_cast<int>(sendType), " differs from recvType ",
+                                           static_cast<int>(recvType))));
+  if (sendCounts == nullptr || sdispls == nullptr || recvCounts == nullptr || rdispls == nullptr)
+    return rejected(hfail(HCCL_E_PTR, cat(fn, ": a count or displacement array is nullptr")));
+  uint32_t size = 0;
+  if (HcclResult s = HcclGetRankSize(comm, &size)) return rejected(s);
+  const size_t element = elementSize(sendType);
+  const auto* sc = static_cast<const uint64_t*>(sendCounts);
+  const auto* sd = static_cast<const uint64_t*>(sdispls);
+  const auto* rc = static_cast<const uint64_t*>(recvCounts);
+  const auto* rd = static_cast<const uint64_t*>(rdispls);
+  uint64_t sendExtent = 0, recvExtent = 0;  // elements each buffer must hold
+  for (uint32_t r = 0; r < size; ++r) {
+    if (sc[r] > 0) sendExtent = std::max(sendExtent, sd[r] + sc[r]);
+    if (rc[r] > 0) recvExtent = std::max(recvExtent, rd[r] + rc[r]);
+  }
+  Comm* c = nullptr;
+  std::vector<AllocInfo> allocs;
+  if (HcclResult s = validate(fn, comm, stream,
+                              {{"sendBuf", sendBuf, sendExtent * element}, {"recvBuf", recvBuf, recvExtent * element}},
+                              &c, allocs))
+    return rejected(s);
+  return run(fn, *c, stream, allocs, [&] {
+    // The payload: a table of (offset, bytes) per destination, then the
+    // pieces for each destination one after the other.
+    std::vector<uint64_t> table(2 * size);
+    std::vector<uint8_t> packed;
+    for (uint32_t r = 0; r < size; ++r) {
+      table[2 * r] = packed.size();
+      table[2 * r + 1] = sc[r] * element;
+      const auto* from = static_cast<const uint8_t*>(sendBuf) + sd[r] * element;
+      packed.insert(packed.end(), from, from + sc[r] * element);
+    }
+    const Span header{reinterpret_cast<const uint8_t*>(table.data()), table.size() * sizeof(uint64_t)};
+    exchange(*c, {header, {packed.data(), packed.size()}}, [&](const std::vector<Span>& all) {
+      auto* out = static_cast<uint8_t*>(const_cast<void*>(recvBuf));
+      for (uint32_t r = 0; r < size; ++r) {
+        uint64_t entry[2];
+        std::memcpy(entry, all[r].data + 2 * c->rank * sizeof(uint64_t), sizeof(entry));
+        if (entry[1] != rc[r] * element)
+          throw std::runtime_error(cat("rank ", r, " sends ", entry[1] / element, " elements to rank ", c->rank,
+                                       ", which expects ", rc[r]));
+        if (entry[1] > 0) std::memcpy(out + rd[r] * element, all[r].data + header.bytes + entry[0], entry[1]);
+      }
+    });
+  });
+}
+
+// Point-to-point messages go through a shared-memory segment per message,
+// named by (communicator, source, destination, message number): the sender
+// writes it and signals its size through the store; the receiver copies it
+// out and unlinks it.
 HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
                     aclrtStream stream) {
   const char* fn = "HcclSend";
@@ -519,8 +761,27 @@ HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32
   if (destRank >= c->size || destRank == c->rank)
     return rejected(hfail(HCCL_E_PARA, cat(fn, ": destRank ", destRank, " (rank ", c->rank, " of ", c->size, ")")));
   return run(fn, *c, stream, allocs, [&] {
-    putBytes(*c->store, cat("p2p/", c->rank, "-", destRank, "/", c->sent[destRank]++),
-             static_cast<const uint8_t*>(sendBuf), bytes);
+    const std::string message = cat(c->rank, "-", destRank, "-", c->sent[destRank]++);
+    const std::string name = segmentName(c->id, "p2p" + message);
+    const int fd = openSegment(name, O_CREAT | O_EXCL | O_RDWR);
+    bool written = false;
+    if (ftruncate(fd, static_cast<off_t>(bytes)) == 0) {
+      void* p = bytes > 0 ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : nullptr;
+      if (p != MAP_FAILED) {
+        if (bytes > 0) {
+          std::memcpy(p, sendBuf, bytes);
+          munmap(p, bytes);
+        }
+        written = true;
+      }
+    }
+    close(fd);
+    if (!written) {
+      shm_unlink(name.c_str());
+      throw std::runtime_error(cat("cannot write ", bytes, " bytes of shared memory: ", std::strerror(errno)));
+    }
+    const std::string size = std::to_string(bytes);
+    c->store->set("p2p/" + message, Bytes(size.begin(), size.end()));
   });
 }
 
@@ -535,14 +796,22 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
   if (srcRank >= c->size || srcRank == c->rank)
     return rejected(hfail(HCCL_E_PARA, cat(fn, ": srcRank ", srcRank, " (rank ", c->rank, " of ", c->size, ")")));
   return run(fn, *c, stream, allocs, [&] {
-    const std::string key = cat("p2p/", srcRank, "-", c->rank, "/", c->received[srcRank]++);
-    size_t chunks = 0;
-    Bytes data = getBytes(*c->store, key, c->timeout, &chunks);
-    deleteBytes(*c->store, key, chunks);
-    if (data.size() != bytes)
-      throw std::runtime_error(cat("rank ", srcRank, " sent ", data.size(), " bytes but rank ", c->rank,
-                                   " receives ", bytes));
-    std::memcpy(recvBuf, data.data(), bytes);
+    const std::string message = cat(srcRank, "-", c->rank, "-", c->received[srcRank]++);
+    const std::string key = "p2p/" + message;
+    waitForRanks(*c, {key}, {srcRank}, cat("message ", message));
+    const Bytes header = c->store->get(key);
+    c->store->deleteKey(key);
+    const uint64_t sent = std::stoull(std::string(header.begin(), header.end()));
+    const std::string name = segmentName(c->id, "p2p" + message);
+    const int fd = openSegment(name, O_RDONLY);
+    shm_unlink(name.c_str());
+    void* p = sent > 0 ? mmap(nullptr, sent, PROT_READ, MAP_SHARED, fd, 0) : nullptr;
+    close(fd);
+    if (p == MAP_FAILED) throw std::runtime_error(cat("cannot map a message of ", sent, " bytes: ", std::strerror(errno)));
+    if (sent == bytes && bytes > 0) std::memcpy(recvBuf, p, bytes);
+    if (p != nullptr) munmap(p, sent);
+    if (sent != bytes)
+      throw std::runtime_error(cat("rank ", srcRank, " sent ", sent, " bytes but rank ", c->rank, " receives ", bytes));
   });
 }
 
@@ -551,7 +820,7 @@ HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
   Comm* c = nullptr;
   std::vector<AllocInfo> allocs;
   if (HcclResult s = validate(fn, comm, stream, {}, &c, allocs)) return rejected(s);
-  return run(fn, *c, stream, allocs, [&] { exchange(*c, nullptr, 0); });
+  return run(fn, *c, stream, allocs, [&] { exchange(*c, {}, [](const std::vector<Span>&) {}); });
 }
 
 }  // extern "C"
