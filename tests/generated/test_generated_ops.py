@@ -149,6 +149,10 @@ def cases_for(entry) -> list[Case]:
     shape = entry.shape
     if shape == "inplace" and schema.argument("mat") is not None:  # addmv_: self += mat @ vec
         return [Case("operands", (_rand(3), _rand(3, 4), _rand(4)))]
+    if entry.op == "roll":  # unary, but its shifts have no default
+        x = _rand(3, 4)
+        return [Case("one dim", (x, [1], [0])), Case("two dims", (x, [1, -2], [0, 1])),
+                Case("flattened", (x, [5])), Case("non-contiguous", (_rand(4, 3).t(), [2], [-1]))]
     if shape in ("unary", "inplace") and schema.argument("other") is None:
         x = _rand(3, 4, positive=positive)
         return [Case("contiguous", (x,)), Case("non-contiguous", (_rand(4, 3, positive=positive).t(),))]
