@@ -258,6 +258,8 @@ void reset_executor_cache_stats();
 void set_executor_cache_enabled(bool enabled);
 
 aclDataType to_acl_dtype(at::ScalarType dtype);
+// False for the dtypes CANN has no aclDataType for (see to_acl_dtype).
+bool has_acl_dtype(at::ScalarType dtype);
 
 // An ACLNN operator rejected a launch at phase 1 with ACLNN_ERR_PARAM_INVALID
 // while one of its arguments had a dtype outside the set every operator
