@@ -17,6 +17,7 @@
 
 #include <optional>
 
+#include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -58,8 +59,8 @@ at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("tril_indices", TORCH_FN(tril_indices));
-  m.impl("triu_indices", TORCH_FN(triu_indices));
+  m.impl("tril_indices", flagos::with_dtype_fallback<"tril_indices", &tril_indices>());
+  m.impl("triu_indices", flagos::with_dtype_fallback<"triu_indices", &triu_indices>());
 }
 
 }  // namespace
