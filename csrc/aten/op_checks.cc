@@ -210,4 +210,20 @@ void roll(const at::Tensor& self, c10::SymIntArrayRef shifts, at::IntArrayRef di
   }
 }
 
+// polar_out (TensorFactories.cpp): half, float or double operands of one
+// dtype, an out= tensor of its complex type; TensorIterator's broadcast.
+void polar(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
+  auto floating = [](at::ScalarType t) { return t == at::kFloat || t == at::kDouble || t == at::kHalf; };
+  TORCH_CHECK(floating(abs.scalar_type()) && floating(angle.scalar_type()),
+              "Expected both inputs to be Half, Float or Double tensors but got ", abs.scalar_type(), " and ",
+              angle.scalar_type());
+  TORCH_CHECK(abs.scalar_type() == angle.scalar_type(), "Expected object of scalar type ", abs.scalar_type(),
+              " but got scalar type ", angle.scalar_type(), " for second argument");
+  const at::ScalarType complex = c10::toComplexType(abs.scalar_type());
+  TORCH_CHECK(out.scalar_type() == complex, "Expected object of scalar type ", complex, " but got scalar type ",
+              out.scalar_type(), " for argument 'out'");
+  at::TensorIteratorConfig().add_output(out).add_const_input(abs).add_const_input(angle).check_all_same_dtype(false)
+      .build();
+}
+
 }  // namespace flagos::check

@@ -53,6 +53,9 @@ void max_all(const at::Tensor & self);
 // min
 void min_all(const at::Tensor & self);
 
+// polar.out
+void polar(const at::Tensor & abs, const at::Tensor & angle, at::Tensor & out);
+
 // relu_
 void relu(at::Tensor & self);
 

@@ -282,6 +282,8 @@ CPU_SCALAR_REJECTED: dict[str, str] = {
     "clamp.Tensor": "max",
     "clamp.Tensor_out": "max",
     "clamp_.Tensor": "max",
+    # polar_out builds a TensorIterator that takes no CPU scalar (CUDA raises too)
+    "polar.out": "angle",
 }
 
 
