@@ -4,8 +4,8 @@
 // back, which waits for the device. Beam search and assisted decoding call
 // it every step.
 //
-// Device policy: first-tensor (self); other on the same device, as ATen's
-// kernels require of torch.equal (a CPU 0-dim operand too).
+// Device policy: first-tensor (self); other on the same device, or a CPU
+// 0-dim tensor (copied to the launch device), as for every kernel.
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
@@ -17,15 +17,12 @@ namespace flagos {
 namespace {
 
 bool tensors_equal(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
-              self.device(), " and ", other.device());
-  if (!self.sizes().equals(other.sizes())) {
-    return false;  // no launch, no wait
-  }
+  check_same_device("equal", {{"self", self}, {"other", other}});
   const LaunchDevice device = launch_device_of(self, other);
   const LaunchGuard device_current(device);  // before any allocation
   const at::Tensor result = empty_on(device, {1}, at::kBool);
-  FLAGOS_GUARDED_LAUNCH(device, aclnnEqual, self, other, result);
+  // aclnnEqual answers operands of two shapes (false) itself.
+  FLAGOS_GUARDED_LAUNCH(device, aclnnEqual, on_launch_device(self, device), on_launch_device(other, device), result);
   return result.item<bool>();
 }
 
