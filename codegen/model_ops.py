@@ -1,10 +1,14 @@
 """The ATen ops a set of common models dispatches, for `--report --uncovered`.
 
 `codegen/model_ops.txt` lists, for each overload, the models that reach it.
-It is recorded on the CPU by running each model's training step (forward,
-loss, backward, optimizer step) under a TorchDispatchMode, i.e. the ops a
-backend sees after autograd and composite decompositions. Refresh it after
-a torch upgrade or a change of the model set with
+It is recorded on flagos:0 by running each model's training step (forward,
+loss, backward, optimizer step) under a TorchDispatchMode, i.e. the ops the
+flagos backend sees after autograd and composite decompositions. Not on the
+CPU: the CPU reaches other ops (nn.LSTM, for one, runs fused CPU kernels
+that a flagos device never sees), so a CPU recording would call ops covered
+that models still send to the fallback. It needs the built backend (the
+simulator is enough). Refresh it after a torch upgrade, a change of the
+model set or of the backend's composite kernels with
 
     python -m codegen.model_ops
 
@@ -110,8 +114,8 @@ def _models():
 
         def forward(self, tokens):
             t = tokens.shape[1]
-            x = self.tok(tokens) + self.pos(torch.arange(t))
-            mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+            x = self.tok(tokens) + self.pos(torch.arange(t, device=tokens.device))
+            mask = torch.triu(torch.full((t, t), float("-inf"), device=tokens.device), diagonal=1)
             return self.head(self.norm(self.layer(x, src_mask=mask, is_causal=True)))
 
     class Rnn(nn.Module):
@@ -161,10 +165,13 @@ def _models():
     ]
 
 
-def record() -> dict[str, list[str]]:
-    """Runs each model's training step on the CPU and returns overload -> models."""
+def record(device: str = "flagos:0") -> dict[str, list[str]]:
+    """Runs each model's training step on `device` and returns overload -> models."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    if device.startswith("flagos"):
+        import torch_fl  # noqa: F401  (registers the device)
 
     seen: dict[str, set[str]] = {}
 
@@ -184,9 +191,9 @@ def record() -> dict[str, list[str]]:
                   "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
                   "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True)}
     for name, model, x, target, loss_fn, opt in _models():
+        model, x, target = model.to(device), x.to(device), target.to(device)
         optimizer = optimizers[opt](model.parameters())
-        # oneDNN paths (mkldnn_rnn_layer, ...) exist on the CPU only: record the generic ones.
-        with torch.backends.mkldnn.flags(enabled=False), Record(name):
+        with Record(name):
             model.train()
             loss = loss_fn(model(x), target)
             loss.backward()
@@ -204,11 +211,11 @@ def main() -> int:
     ops = record()
     with open(MODEL_OPS, "w", encoding="utf-8") as handle:
         handle.write(f"# ATen overloads that common models dispatch (codegen/model_ops.py), torch {torch.__version__}.\n"
-                     "# Recorded on the CPU: forward, loss, backward, optimizer step, eval forward of\n"
+                     "# Recorded on flagos:0 (what the backend receives): forward, loss, backward,\n"
+                     "# optimizer step, eval forward of\n"
                      "# mlp (Linear, ReLU, Dropout, SGD), cnn (ResNet block: Conv2d, BatchNorm2d, MaxPool2d),\n"
                      "# gpt (Embedding, pre-norm TransformerEncoderLayer with a causal mask, GELU, AdamW),\n"
-                     "# lstm (LSTM, MSE, Adam), unet (ConvTranspose2d, bilinear upsampling, cat, BCE-with-logits);\n"
-                     "# oneDNN off (its paths exist on the CPU only).\n"
+                     "# lstm (LSTM, MSE, Adam), unet (ConvTranspose2d, bilinear upsampling, cat, BCE-with-logits).\n"
                      "# Refresh: python -m codegen.model_ops\n")
         for op, models in ops.items():
             handle.write(f"{op} {','.join(models)}\n")

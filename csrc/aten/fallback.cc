@@ -247,6 +247,12 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK(!strict_mode.load(), "flagos: ", op_name,
               " has no flagos kernel, and strict mode (FLAGOS_STRICT=1) forbids the CPU "
               "fallback");
+  // An op with no CPU kernel (a CUDA-only fused kernel, say) cannot run
+  // there either: say so, rather than the dispatcher's "could not run ...
+  // with arguments from the 'CPU' backend" about tensors the caller put on
+  // flagos.
+  TORCH_CHECK_NOT_IMPLEMENTED(op.hasComputedKernelForDispatchKey(c10::DispatchKey::CPU), "flagos: ", op_name,
+                              " has no flagos kernel and no CPU kernel for the CPU fallback to run");
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(counts_mutex);

@@ -12,6 +12,7 @@
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/result_type_native.h>
 #include <c10/core/ScalarType.h>
+#include <c10/core/WrapDimMinimal.h>
 
 #include <utility>
 
@@ -172,6 +173,57 @@ void group_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight
   TORCH_CHECK(!beta.defined() || (beta.dim() == 1 && beta.numel() == channels),
               "Expected bias to be a vector of size equal to the number of ",
               "channels in input, but got bias of shape ", beta.sizes(), " and input of shape ", input.sizes());
+}
+
+// floor_divide (BinaryOps.cpp, div_floor): ATen's binary op; the floor
+// division kernel has no bool or complex loop.
+namespace {
+void floor_divide_dtype(const at::Tensor& self, const at::Tensor& other) {
+  const at::ScalarType common = at::native::result_type(self, other);
+  TORCH_CHECK_NOT_IMPLEMENTED(common != at::kBool && !c10::isComplexType(common), "\"floor_divide\" not implemented for '",
+                              c10::toString(common), "'");
+}
+}  // namespace
+
+void floor_divide(const at::Tensor& self, const at::Tensor& other) { floor_divide_dtype(self, other); }
+
+void floor_divide(at::Tensor& self, const at::Tensor& other) {
+  floor_divide_dtype(self, other);
+  at::TensorIterator::binary_op(self, self, other);
+}
+
+void floor_divide(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  floor_divide_dtype(self, other);
+  at::TensorIterator::binary_op(out, self, other);
+}
+
+// roll_common (TensorTransformations.h): shifts required, one per dim unless
+// dims is empty (a roll of the flattened tensor); dims in range.
+void roll(const at::Tensor& self, c10::SymIntArrayRef shifts, at::IntArrayRef dims) {
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  TORCH_CHECK(dims.empty() || shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
+  TORCH_CHECK(!dims.empty() || shifts.size() == 1, "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
+  for (const int64_t dim : dims) {
+    c10::maybe_wrap_dim(dim, self.dim());
+  }
+}
+
+// polar_out (TensorFactories.cpp): half, float or double operands of one
+// dtype, an out= tensor of its complex type; TensorIterator's broadcast.
+void polar(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
+  auto floating = [](at::ScalarType t) { return t == at::kFloat || t == at::kDouble || t == at::kHalf; };
+  TORCH_CHECK(floating(abs.scalar_type()) && floating(angle.scalar_type()),
+              "Expected both inputs to be Half, Float or Double tensors but got ", abs.scalar_type(), " and ",
+              angle.scalar_type());
+  TORCH_CHECK(abs.scalar_type() == angle.scalar_type(), "Expected object of scalar type ", abs.scalar_type(),
+              " but got scalar type ", angle.scalar_type(), " for second argument");
+  const at::ScalarType complex = c10::toComplexType(abs.scalar_type());
+  TORCH_CHECK(out.scalar_type() == complex, "Expected object of scalar type ", complex, " but got scalar type ",
+              out.scalar_type(), " for argument 'out'");
+  at::TensorIteratorConfig().add_output(out).add_const_input(abs).add_const_input(angle).check_all_same_dtype(false)
+      .build();
 }
 
 }  // namespace flagos::check

@@ -50,6 +50,12 @@ void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, c
 // index.Tensor: ATen's at::meta::structured_index_Tensor
 void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
 
+// index_add, index_add.out, index_add_: ATen's at::meta::structured_index_add
+void index_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Scalar & alpha, const at::Tensor & out);
+
+// index_copy, index_copy.out, index_copy_: ATen's at::meta::structured_index_copy
+void index_copy(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Tensor & out);
+
 // isin.Scalar_Tensor, isin.Scalar_Tensor_out: ATen's at::meta::structured_isin_Scalar_Tensor
 void isin_Scalar_Tensor(const LaunchDevice& device, const at::Scalar & element, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
 

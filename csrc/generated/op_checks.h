@@ -26,6 +26,15 @@ void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & v
 // dot
 void dot(const at::Tensor & self, const at::Tensor & tensor);
 
+// floor_divide_.Tensor
+void floor_divide(at::Tensor & self, const at::Tensor & other);
+
+// floor_divide
+void floor_divide(const at::Tensor & self, const at::Tensor & other);
+
+// floor_divide.out
+void floor_divide(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
+
 // native_group_norm
 void group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps);
 
@@ -44,11 +53,17 @@ void max_all(const at::Tensor & self);
 // min
 void min_all(const at::Tensor & self);
 
+// polar.out
+void polar(const at::Tensor & abs, const at::Tensor & angle, at::Tensor & out);
+
 // relu_
 void relu(at::Tensor & self);
 
 // relu
 void relu(const at::Tensor & self);
+
+// roll
+void roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::IntArrayRef dims);
 
 // where.self
 void where(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other);

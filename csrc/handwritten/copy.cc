@@ -53,18 +53,27 @@ void* data_of(const at::Tensor& t) {
          t.storage_offset() * static_cast<int64_t>(t.itemsize());
 }
 
-// aclnnInplaceCopy takes no unsigned type wider than a byte and no
-// ComplexHalf. A copy into such a dtype from the same dtype, or from an
-// integral source, is bit for bit the copy into the signed type of its width
-// (integer conversion wraps alike), so the launch sees that view instead.
+// aclnnInplaceCopy takes no unsigned type wider than a byte, no ComplexHalf
+// and, on the 910B, no 8-bit float (CANN's operators take those on Ascend
+// 950 only). A copy into such a dtype from the same dtype is bit for bit the
+// copy into the signed integer type of its width, and so is one into an
+// unsigned type from an integral source (integer conversion wraps alike),
+// so the launch sees that view instead. (Converting to or from an 8-bit
+// float still needs the operator: the CPU converts, aten::_copy_from below.)
 std::optional<at::ScalarType> bit_twin(at::ScalarType dtype) {
   switch (dtype) {
     case at::kUInt16: return at::kShort;
     case at::kUInt32: return at::kInt;
     case at::kUInt64: return at::kLong;
     case at::kComplexHalf: return at::kInt;
+    case at::kFloat8_e5m2:
+    case at::kFloat8_e4m3fn: return at::kChar;
     default: return std::nullopt;
   }
+}
+
+bool is_wide_unsigned(at::ScalarType dtype) {
+  return dtype == at::kUInt16 || dtype == at::kUInt32 || dtype == at::kUInt64;
 }
 
 // CANN's operators take at most 8 dims. A copy of more is the same copy
@@ -106,7 +115,7 @@ void launch_copy(const LaunchDevice& device, const at::Tensor& dst, const at::Te
   }
   const std::optional<at::ScalarType> dst_twin = bit_twin(dst.scalar_type());
   if (dst_twin.has_value() && (src.scalar_type() == dst.scalar_type() ||
-                               (dst.scalar_type() != at::kComplexHalf &&
+                               (is_wide_unsigned(dst.scalar_type()) &&
                                 at::isIntegralType(src.scalar_type(), /*includeBool=*/true) &&
                                 !bit_twin(src.scalar_type())))) {
     const at::Tensor from = src.scalar_type() == dst.scalar_type() ? src.view(*dst_twin) : src;

@@ -1,6 +1,7 @@
 // Random fills: uniform_, normal_, bernoulli_ (float p / tensor p) and
 // random_ (three overloads). torch.rand / randn / randint / bernoulli reach
-// them through empty + the in-place fill.
+// them through empty + the in-place fill; torch.randperm reaches
+// randperm.generator_out the same way (ATen's composites allocate `out`).
 //
 // Device policy: first-tensor (self). The generator is the caller's, else
 // the default generator of self's device (runtime/generator.h); under its
@@ -10,6 +11,8 @@
 // offsets untouched.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/view_as_real.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -32,6 +35,7 @@
 #include "generated/aclnn/aclnnInplaceRandom.h"
 #include "generated/aclnn/aclnnInplaceUniform.h"
 #include "generated/aclnn/aclnnMultinomial.h"
+#include "generated/aclnn/aclnnRandperm.h"
 
 namespace flagos {
 namespace {
@@ -203,7 +207,28 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
   return out;
 }
 
+// randperm_out_cpu's checks (TensorFactories.cpp), then aclnnRandperm.
+at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  TORCH_CHECK(!generator.has_value() || out.device() == generator->device(), "Expected a '", out.device(),
+              "' generator device but found '", generator->device(), "'");
+  // ATen's precision check only reads out's dtype: a CPU stand-in, so that it
+  // allocates nothing on the device.
+  at::native::check_supported_max_int_with_precision(n, at::empty({0}, out.options().device(at::kCPU)));
+  check_written(out, {});
+  const LaunchDevice device = launch_device_of(out);
+  const LaunchGuard device_current(device);  // before any allocation
+  at::native::resize_output(out, {n});
+  if (n == 0) {
+    return out;
+  }
+  const auto [seed, offset] = next_seed_offset(out, generator);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnRandperm, n, static_cast<int64_t>(seed), static_cast<int64_t>(offset), out);
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("randperm.generator_out", flagos::with_dtype_fallback<"randperm.generator_out", &randperm_out>());
   m.impl("multinomial", flagos::with_dtype_fallback<"multinomial", &multinomial>());
   m.impl("native_dropout", flagos::with_dtype_fallback<"native_dropout", &native_dropout>());
   m.impl("native_dropout_backward", flagos::with_dtype_fallback<"native_dropout_backward", &native_dropout_backward>());

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstring>
+#include <optional>
 
 #include "runtime/acl_check.h"
 
@@ -10,7 +11,10 @@ namespace flagos {
 
 // ---- argument conversion -----------------------------------------------
 
-aclDataType to_acl_dtype(at::ScalarType dtype) {
+namespace {
+
+// CANN's aclDataType of an ATen dtype, if it has one.
+std::optional<aclDataType> acl_dtype_of(at::ScalarType dtype) {
   switch (dtype) {
     case at::kFloat: return ACL_FLOAT;
     case at::kHalf: return ACL_FLOAT16;
@@ -28,8 +32,20 @@ aclDataType to_acl_dtype(at::ScalarType dtype) {
     case at::kComplexFloat: return ACL_COMPLEX64;
     case at::kComplexDouble: return ACL_COMPLEX128;
     case at::kComplexHalf: return ACL_COMPLEX32;
-    default: TORCH_CHECK(false, "flagos: ACLNN has no data type for ", dtype);
+    case at::kFloat8_e5m2: return ACL_FLOAT8_E5M2;
+    case at::kFloat8_e4m3fn: return ACL_FLOAT8_E4M3FN;
+    default: return std::nullopt;
   }
+}
+
+}  // namespace
+
+bool has_acl_dtype(at::ScalarType dtype) { return acl_dtype_of(dtype).has_value(); }
+
+aclDataType to_acl_dtype(at::ScalarType dtype) {
+  const std::optional<aclDataType> acl = acl_dtype_of(dtype);
+  TORCH_CHECK(acl.has_value(), "flagos: ACLNN has no data type for ", dtype);
+  return *acl;
 }
 
 // ---- the record ------------------------------------------------------------
@@ -77,6 +93,14 @@ int LaunchRecord::tensor(const at::Tensor& t) {
   TORCH_CHECK(t.device().is_privateuseone(), "flagos: ", api_, ": argument ", arg_name(position_), " is a ",
               t.device(), " tensor; ACLNN takes flagos tensors (a Python number must be passed as a scalar)");
   note_dtype(t.scalar_type());
+  if (!has_acl_dtype(t.scalar_type())) {
+    // No aclDataType at all (float8_e4m3fnuz, a quantized type): no operator
+    // can take it, so the op runs on the CPU as for a dtype an operator
+    // refuses (strict mode refuses that, naming the op and the dtype).
+    throw DtypeUnsupported(api_, c10::toString(t.scalar_type()),
+                           c10::str("flagos: ", api_, ": ACLNN has no data type for ", t.scalar_type(),
+                                    " (argument ", arg_name(position_), ")"));
+  }
   const int64_t dim = t.dim();
   if (dim > max_dims_) max_dims_ = dim;
   // Written in place: room for every field at once (a per-field append

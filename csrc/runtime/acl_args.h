@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <c10/util/Exception.h>
+
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +24,29 @@
 namespace flagos {
 
 aclDataType to_acl_dtype(at::ScalarType dtype);
+// False for the dtypes CANN has no aclDataType for (see to_acl_dtype).
+bool has_acl_dtype(at::ScalarType dtype);
+
+// An ACLNN operator rejected a launch at phase 1 with ACLNN_ERR_PARAM_INVALID
+// while one of its arguments had a dtype outside the set every operator
+// takes (float, float16, bfloat16, int32, int64) or more than 8 dims (CANN's
+// MAX_SUPPORT_DIMS_NUMS): the operator most likely does not take that
+// argument. The registration wrapper of the ATen op that launched it
+// (aten/dtype_fallback.h) catches this and runs the op on the CPU for this
+// call, counted and warned like any CPU fallback. `tag` names what the
+// operator does not take: a dtype ("UInt16") or a rank ("9 dims").
+class DtypeUnsupported : public c10::Error {
+ public:
+  DtypeUnsupported(std::string api, std::string tag, const std::string& message)
+      : c10::Error(message), api_(std::move(api)), tag_(std::move(tag)) {}
+  const std::string& api() const { return api_; }
+  const std::string& tag() const { return tag_; }
+
+ private:
+  std::string api_;
+  std::string tag_;
+};
+
 
 // A tensor argument's storage address (the start of its storage, as
 // aclCreateTensor and aclSetInputTensorAddr take it) and which launch

@@ -41,26 +41,6 @@ namespace flagos {
 void set_device_check_enabled(bool enabled);
 bool device_check_enabled();
 
-// An ACLNN operator rejected a launch at phase 1 with ACLNN_ERR_PARAM_INVALID
-// while one of its arguments had a dtype outside the set every operator
-// takes (float, float16, bfloat16, int32, int64) or more than 8 dims (CANN's
-// MAX_SUPPORT_DIMS_NUMS): the operator most likely does not take that
-// argument. The registration wrapper of the ATen op that launched it
-// (aten/dtype_fallback.h) catches this and runs the op on the CPU for this
-// call, counted and warned like any CPU fallback. `tag` names what the
-// operator does not take: a dtype ("UInt16") or a rank ("9 dims").
-class DtypeUnsupported : public c10::Error {
- public:
-  DtypeUnsupported(std::string api, std::string tag, const std::string& message)
-      : c10::Error(message), api_(std::move(api)), tag_(std::move(tag)) {}
-  const std::string& api() const { return api_; }
-  const std::string& tag() const { return tag_; }
-
- private:
-  std::string api_;
-  std::string tag_;
-};
-
 using PhaseTwoFn = aclnnStatus (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
 using PhaseOneCall = c10::function_ref<aclnnStatus(BoundArgs&, uint64_t*, aclOpExecutor**)>;
 

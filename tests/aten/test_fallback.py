@@ -80,3 +80,21 @@ def test_the_plain_path_copies_arguments_one_by_one():
 
     cpu, flagos = _both(call)
     torch.testing.assert_close(flagos, cpu)
+
+
+def test_an_op_with_no_cpu_kernel_is_refused_by_name():
+    # _fused_dropout has CUDA kernels only: the fallback must not hand flagos
+    # tensors to a CPU dispatch that cannot run them.
+    assert not torch._C._dispatch_has_computed_kernel_for_dispatch_key("aten::_fused_dropout", "CPU")
+    x = torch.ones(4, device=DEVICE)
+    torch_fl.sim.reset_stats()
+    with pytest.raises(NotImplementedError, match="flagos: aten::_fused_dropout has no flagos kernel and no CPU kernel"):
+        torch._fused_dropout(x, 0.5)
+    assert torch_fl.sim.stats()["fallback_ops"] == {}
+
+
+def test_negative_control_an_op_with_a_cpu_kernel_still_falls_back():
+    x = torch.randn(5, device=DEVICE)
+    torch_fl.sim.reset_stats()
+    torch.testing.assert_close(torch.logcumsumexp(x, 0).cpu(), torch.logcumsumexp(x.cpu(), 0))
+    assert torch_fl.sim.stats()["fallback_ops"] == {"aten::_logcumsumexp": 1}

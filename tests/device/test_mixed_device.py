@@ -282,6 +282,8 @@ CPU_SCALAR_REJECTED: dict[str, str] = {
     "clamp.Tensor": "max",
     "clamp.Tensor_out": "max",
     "clamp_.Tensor": "max",
+    # polar_out builds a TensorIterator that takes no CPU scalar (CUDA raises too)
+    "polar.out": "angle",
 }
 
 
@@ -320,6 +322,8 @@ OUT_REJECTED = {"max_pool2d_with_indices.out", "max_pool2d_with_indices_backward
 
 # Ops for which a CPU 0-dim tensor in that place is no meaningful input, with the reason.
 SCALAR_NOT_APPLICABLE = {
+    **{op: "ATen's meta function refuses a CPU source with its own message (\"self, index and source expected to "
+           "be in the same device\"), as CUDA does" for op in ("index_copy", "index_copy.out", "index_copy_")},
     "_log_softmax_backward_data": "`output` must have the shape of `grad_output`: the CPU kernel reads a 0-dim "
                                   "`output` without a check and returns values that are no behaviour to match",
     "_native_batch_norm_legit.no_stats": "a 0-dim `bias` is no per-channel parameter: the CPU kernel reads it without "

@@ -146,6 +146,8 @@ def _cases() -> dict[str, list[Case]]:
         "addr": [Case("float32", (rand(3, 4), rand(3), rand(4)), {"beta": 0.5, "alpha": 2}),
                  Case("broadcast bias", (rand(4), rand(3), rand(4))), Case("int64", (ints(3, 4), ints(3), ints(4)))],
         "addr.out": [Case("out", (rand(3, 4), rand(3), rand(4)), {"out": Out(torch.float32)})],
+        "polar.out": [Case("out", (rand(3, 4, positive=True), rand(3, 4, seed=1)), {"out": Out(torch.complex64)}),
+                      Case("broadcast", (rand(3, 4, positive=True), rand(4, seed=1)), {"out": Out(torch.complex64)})],
     }
     return cases
 

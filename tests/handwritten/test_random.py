@@ -113,3 +113,42 @@ def test_dropout_masks_alike_on_two_devices_and_runs_on_device():
     other = torch.nn.functional.dropout(x.to(OTHER), 0.25, training=True)
     assert torch.equal(other.cpu(), out.detach().cpu())
     assert torch.equal(torch.nn.functional.dropout(dx, 0.25, training=False).detach().cpu(), x)
+
+
+# ---- randperm --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32, torch.float16])
+def test_randperm_is_a_permutation_on_its_device(dtype):
+    torch_fl.sim.reset_stats()
+    out = torch.randperm(100, dtype=dtype, device=DEVICE)
+    assert_clean(out, ops=["aclnnRandperm"])
+    assert out.dtype == dtype
+    assert sorted(out.cpu().long().tolist()) == list(range(100))
+
+
+def test_randperm_seeds_and_edge_sizes():
+    torch.manual_seed(7)
+    first = torch.randperm(50, device=DEVICE).cpu()
+    torch.manual_seed(7)
+    assert torch.equal(first, torch.randperm(50, device=OTHER).cpu())  # same seed, same draw on another device
+    assert not torch.equal(torch.randperm(50, device=OTHER).cpu(), first)  # the offset advanced
+    assert torch.randperm(0, device=DEVICE).shape == (0,)
+    assert torch.randperm(1, device=DEVICE).cpu().tolist() == [0]
+    out = torch.empty(3, dtype=torch.long, device=DEVICE)
+    torch.randperm(6, out=out)
+    assert sorted(out.cpu().tolist()) == list(range(6))
+
+
+def test_randperm_checks_at_the_call():
+    with pytest.raises(RuntimeError, match="n must be non-negative"):
+        torch.randperm(-1, out=torch.empty(0, dtype=torch.long, device=DEVICE))
+    with pytest.raises(RuntimeError, match="n cannot be greater than 2049 for Half type"):
+        torch.randperm(3000, dtype=torch.half, device=DEVICE)
+
+
+def test_negative_control_randperm(unguarded):
+    out = torch.empty(5, dtype=torch.long, device=DEVICE)
+    torch_fl.sim.reset_stats()
+    with rejected():
+        torch.ops.aten.randperm.generator_out(5, generator=None, out=out)

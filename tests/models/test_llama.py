@@ -70,3 +70,31 @@ def test_samples_on_the_device(reference):
     assert torch.equal(draws[0], draws[1])
     assert draws[0].shape == (2, 11) and int(draws[0].max()) < 64
     assert torch_fl.sim.stats()["op_launches"].get("aclnnMultinomial", 0) > 0
+
+
+def test_generates_with_a_static_cache(reference):
+    """cache_implementation="static" preallocates the KV cache and writes each
+    step's keys and values with index_copy_ (it went to the CPU fallback, so
+    strict mode failed): the same tokens as on the CPU, in strict mode."""
+    model, ids, _ = reference
+    with torch.no_grad():
+        expected = model.generate(ids, max_new_tokens=6, do_sample=False, cache_implementation="static")
+    flagos_model = copy.deepcopy(model).to("flagos:1")
+    torch_fl.sim.reset_stats()
+    with torch.no_grad():
+        tokens = flagos_model.generate(ids.to("flagos:1"), max_new_tokens=6, do_sample=False,
+                                       cache_implementation="static")
+    assert torch.equal(tokens.cpu(), expected)
+    assert torch_fl.sim.stats()["op_launches"].get("aclnnInplaceIndexCopy", 0) > 0
+
+
+def test_beam_search(reference):
+    """num_beams > 1: beam scores, reordering of the cache, torch.equal on the
+    device; the same tokens as on the CPU, in strict mode."""
+    model, ids, _ = reference
+    with torch.no_grad():
+        expected = model.generate(ids, max_new_tokens=4, do_sample=False, num_beams=3)
+    flagos_model = copy.deepcopy(model).to("flagos:1")
+    with torch.no_grad():
+        tokens = flagos_model.generate(ids.to("flagos:1"), max_new_tokens=4, do_sample=False, num_beams=3)
+    assert torch.equal(tokens.cpu(), expected)

@@ -81,6 +81,12 @@ typedef enum {
   ACL_COMPLEX128 = 17,
   ACL_BF16 = 27,
   ACL_COMPLEX32 = 33,
+  // 8-bit floats: CANN 8.x declares them, but its operators take them on
+  // Ascend 950 only (aclnnCast's and aclnnInplaceCopy's docs), not on the
+  // simulated 910B3.
+  ACL_HIFLOAT8 = 34,
+  ACL_FLOAT8_E5M2 = 35,
+  ACL_FLOAT8_E4M3FN = 36,
 } aclDataType;
 
 typedef enum {

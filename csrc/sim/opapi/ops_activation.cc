@@ -2,17 +2,35 @@
 // aclnnSiluBackward(gradOutput, self, gradInput),
 // aclnnSigmoidBackward(gradOutput, output, gradInput),
 // aclnnTanhBackward(gradOutput, output, gradInput),
-// aclnnThresholdBackward(gradOutput, self, threshold, out).
+// aclnnThresholdBackward(gradOutput, self, threshold, out),
+// aclnnMishBackward(gradOutput, self, gradInput),
+// aclnnSoftplusBackward(gradOutput, self, beta, threshold, gradInput),
+// aclnnLogSigmoidBackward(gradOutput, self, buffer, gradInput); and the
+// forward activations mish, softplus and log-sigmoid: aclnnMish,
+// aclnnSoftplus, aclnnLogSigmoidForward (whose `buffer` holds what ATen's
+// CPU kernel keeps for the backward).
 // gradInput must have the broadcast shape of the two inputs; the values come
 // from ATen's *_backward_out kernels (its promotion and cast rules included).
+#include <ATen/ops/log_sigmoid_backward.h>
+#include <ATen/ops/log_sigmoid_forward.h>
+#include <ATen/ops/mish.h>
+#include <ATen/ops/mish_backward.h>
 #include <ATen/ops/sigmoid_backward.h>
 #include <ATen/ops/silu_backward.h>
+#include <ATen/ops/softplus.h>
+#include <ATen/ops/softplus_backward.h>
 #include <ATen/ops/tanh_backward.h>
 #include <ATen/ops/threshold_backward.h>
 
 #include "sim_op.h"
+#include "aclnn/aclnnLogSigmoidBackward.h"
+#include "aclnn/aclnnLogSigmoidForward.h"
+#include "aclnn/aclnnMish.h"
+#include "aclnn/aclnnMishBackward.h"
 #include "aclnn/aclnnSigmoidBackward.h"
 #include "aclnn/aclnnSiluBackward.h"
+#include "aclnn/aclnnSoftplus.h"
+#include "aclnn/aclnnSoftplusBackward.h"
 #include "aclnn/aclnnTanhBackward.h"
 #include "aclnn/aclnnThresholdBackward.h"
 
@@ -65,3 +83,67 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, 
   });
 }
 FSIM_PHASE2(aclnnThresholdBackward)
+
+aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* gradInput,
+                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
+  return backward("aclnnMishBackward", "self", gradOutput, self, gradInput, workspaceSize, executor, kFloating,
+                  [](at::Tensor& gradInput, const at::Tensor& gradOutput, const at::Tensor& self) {
+                    gradInput.copy_(at::mish_backward(gradOutput, self));
+                  });
+}
+FSIM_PHASE2(aclnnMishBackward)
+
+aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                  const aclScalar* beta, const aclScalar* threshold,
+                                                  aclTensor* gradInput, uint64_t* workspaceSize,
+                                                  aclOpExecutor** executor) {
+  Op op("aclnnSoftplusBackward", workspaceSize, executor);
+  op.arg("gradOutput", gradOutput, kFloating).arg("self", self, kFloating).arg("beta", beta);
+  op.arg("threshold", threshold).arg("gradInput", gradInput, kFloating);
+  op.require(broadcastOf(gradInput, gradOutput, self),
+             "argument 'gradInput' must have the broadcast shape of 'gradOutput' and 'self'");
+  return op.build([beta = scalarOf(beta), threshold = scalarOf(threshold)](Views& v) {
+    at::softplus_backward_out(v["gradInput"], v["gradOutput"], v["self"], beta, threshold);
+  });
+}
+FSIM_PHASE2(aclnnSoftplusBackward)
+
+aclnnStatus aclnnLogSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                    const aclTensor* buffer, aclTensor* gradInput,
+                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnLogSigmoidBackward", workspaceSize, executor);
+  op.arg("gradOutput", gradOutput, kFloating).arg("self", self, kFloating).arg("buffer", buffer, kFloating);
+  op.arg("gradInput", gradInput, kFloating);
+  op.require(broadcastOf(gradInput, gradOutput, self),
+             "argument 'gradInput' must have the broadcast shape of 'gradOutput' and 'self'");
+  return op.build([](Views& v) {
+    at::log_sigmoid_backward_out(v["gradInput"], v["gradOutput"], v["self"], v["buffer"]);
+  });
+}
+FSIM_PHASE2(aclnnLogSigmoidBackward)
+
+aclnnStatus aclnnMishGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
+                                      aclOpExecutor** executor) {
+  Op op("aclnnMish", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("out", out, kFloating);
+  return op.build([](Views& v) { at::mish_out(v["out"], v["self"]); });
+}
+FSIM_PHASE2(aclnnMish)
+
+aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor* self, const aclScalar* beta, const aclScalar* threshold,
+                                          aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnSoftplus", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("beta", beta).arg("threshold", threshold).arg("out", out, kFloating);
+  return op.build([beta = scalarOf(beta), threshold = scalarOf(threshold)](Views& v) {
+    at::softplus_out(v["out"], v["self"], beta, threshold);
+  });
+}
+FSIM_PHASE2(aclnnSoftplus)
+
+aclnnStatus aclnnLogSigmoidForwardGetWorkspaceSize(const aclTensor* self, aclTensor* out, aclTensor* buffer,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnLogSigmoidForward", workspaceSize, executor);
+  op.arg("self", self, kFloating).arg("out", out, kFloating).arg("buffer", buffer, kFloating);
+  return op.build([](Views& v) { at::log_sigmoid_forward_out(v["out"], v["buffer"], v["self"]); });
+}
+FSIM_PHASE2(aclnnLogSigmoidForward)

@@ -1,5 +1,5 @@
 // Elementwise arithmetic beyond aclnnAdd (ops_add.cc): aclnnInplaceAdds,
-// aclnnSub(s), aclnnMul(s), aclnnInplaceMul(s), aclnnDiv(s), aclnnMaximum,
+// aclnnSub(s), aclnnInplaceSub(s), aclnnMul(s), aclnnInplaceMul(s), aclnnDiv(s), aclnnMaximum,
 // aclnnMinimum, aclnnPowTensorScalar.
 #include <ATen/ops/add.h>
 #include <ATen/ops/div.h>
@@ -16,6 +16,8 @@
 #include "aclnn/aclnnInplaceAdds.h"
 #include "aclnn/aclnnInplaceMul.h"
 #include "aclnn/aclnnInplaceMuls.h"
+#include "aclnn/aclnnInplaceSub.h"
+#include "aclnn/aclnnInplaceSubs.h"
 #include "aclnn/aclnnMaximum.h"
 #include "aclnn/aclnnMinimum.h"
 #include "aclnn/aclnnMul.h"
@@ -53,6 +55,26 @@ aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* ot
   });
 }
 FSIM_PHASE2(aclnnSubs)
+
+aclnnStatus aclnnInplaceSubGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,
+                                            uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceSub", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kNumeric).arg("other", other, kNumeric).arg("alpha", alpha);
+  return op.build([alpha = scalarOf(alpha)](Views& v) {
+    at::sub_out(v["selfRef"], v["selfRef"], v["other"], alpha);
+  });
+}
+FSIM_PHASE2(aclnnInplaceSub)
+
+aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,
+                                             uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceSubs", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kNumeric).arg("other", other).arg("alpha", alpha);
+  return op.build([other = scalarOf(other), alpha = scalarOf(alpha)](Views& v) {
+    v["selfRef"].sub_(other, alpha);
+  });
+}
+FSIM_PHASE2(aclnnInplaceSubs)
 
 aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
                                      uint64_t* workspaceSize, aclOpExecutor** executor) {

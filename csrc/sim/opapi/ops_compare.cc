@@ -1,5 +1,7 @@
-// Comparisons into a bool `out`: aclnn{Eq,Ne,Lt,Le,Gt,Ge}{Tensor,Scalar}.
+// Comparisons into a bool `out`: aclnn{Eq,Ne,Lt,Le,Gt,Ge}{Tensor,Scalar}, and
+// aclnnEqual (whole tensors, one bool).
 #include <ATen/ops/eq.h>
+#include <ATen/ops/equal.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/le.h>
@@ -9,6 +11,7 @@
 #include "sim_op.h"
 #include "aclnn/aclnnEqScalar.h"
 #include "aclnn/aclnnEqTensor.h"
+#include "aclnn/aclnnEqual.h"
 #include "aclnn/aclnnGeScalar.h"
 #include "aclnn/aclnnGeTensor.h"
 #include "aclnn/aclnnGtScalar.h"
@@ -44,3 +47,24 @@ FSIM_COMPARE(Lt, at::lt_out)
 FSIM_COMPARE(Le, at::le_out)
 FSIM_COMPARE(Gt, at::gt_out)
 FSIM_COMPARE(Ge, at::ge_out)
+
+// CANN's aclnnEqual: `out` is a bool tensor of shape [1]; operands of other
+// shapes are unequal (empty ones of one shape equal), and operands of two
+// dtypes compare after promotion.
+aclnnStatus aclnnEqualGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                       uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnEqual", workspaceSize, executor);
+  op.arg("self", self, kNumeric | kBool).arg("other", other, kNumeric | kBool).arg("out", out, kBool);
+  op.require(!out || (out->viewDims.size() == 1 && out->viewDims[0] == 1), "out must have shape [1]");
+  return op.build([](Views& v) {
+    const at::Tensor& self = v["self"];
+    const at::Tensor& other = v["other"];
+    bool equal = self.sizes().equals(other.sizes());
+    if (equal && self.numel() > 0) {
+      const at::ScalarType common = c10::promoteTypes(self.scalar_type(), other.scalar_type());
+      equal = at::equal(self.to(common), other.to(common));
+    }
+    v["out"].fill_(equal);
+  });
+}
+FSIM_PHASE2(aclnnEqual)

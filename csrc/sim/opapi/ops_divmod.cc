@@ -1,11 +1,14 @@
 // Division with a rounding mode, and in place: aclnnDivMod(s),
-// aclnnInplaceDivMod(s), aclnnInplaceDiv(s).
+// aclnnInplaceDivMod(s), aclnnInplaceDiv(s), aclnnFloorDivide(s) and
+// aclnnInplaceFloorDivide(s).
 //
 // DivMod's `mode`: 0 true division, 1 trunc, 2 floor; any other value, and a
 // rounding mode (1, 2) on complex operands, fail phase 1 with
 // ACLNN_ERR_PARAM_INVALID (CANN's doc). True division writes a floating or
 // complex `out`.
+#include <ATen/ScalarOps.h>
 #include <ATen/ops/div.h>
+#include <ATen/ops/floor_divide.h>
 
 #include <optional>
 #include <string_view>
@@ -13,10 +16,14 @@
 #include "sim_op.h"
 #include "aclnn/aclnnDivMod.h"
 #include "aclnn/aclnnDivMods.h"
+#include "aclnn/aclnnFloorDivide.h"
+#include "aclnn/aclnnFloorDivides.h"
 #include "aclnn/aclnnInplaceDiv.h"
 #include "aclnn/aclnnInplaceDivMod.h"
 #include "aclnn/aclnnInplaceDivMods.h"
 #include "aclnn/aclnnInplaceDivs.h"
+#include "aclnn/aclnnInplaceFloorDivide.h"
+#include "aclnn/aclnnInplaceFloorDivides.h"
 
 using namespace fsim::op;
 
@@ -113,3 +120,38 @@ aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor* selfRef, const aclScalar
   return op.build([other = scalarOf(other)](Views& v) { v["selfRef"].div_(other); });
 }
 FSIM_PHASE2(aclnnInplaceDivs)
+
+// Floor division: CANN's doc lists real dtypes only (no bool, no complex).
+aclnnStatus aclnnFloorDivideGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                             uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnFloorDivide", workspaceSize, executor);
+  op.arg("self", self, kNumeric).arg("other", other, kNumeric).arg("out", out, kNumeric);
+  return op.build([](Views& v) { at::floor_divide_out(v["out"], v["self"], v["other"]); });
+}
+FSIM_PHASE2(aclnnFloorDivide)
+
+aclnnStatus aclnnFloorDividesGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,
+                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnFloorDivides", workspaceSize, executor);
+  op.arg("self", self, kNumeric).arg("other", other, kNumeric).arg("out", out, kNumeric);
+  return op.build([other = scalarOf(other)](Views& v) {
+    at::floor_divide_out(v["out"], v["self"], at::native::wrapped_scalar_tensor(other));
+  });
+}
+FSIM_PHASE2(aclnnFloorDivides)
+
+aclnnStatus aclnnInplaceFloorDivideGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other,
+                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceFloorDivide", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kNumeric).arg("other", other, kNumeric);
+  return op.build([](Views& v) { v["selfRef"].floor_divide_(v["other"]); });
+}
+FSIM_PHASE2(aclnnInplaceFloorDivide)
+
+aclnnStatus aclnnInplaceFloorDividesGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other,
+                                                     uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnInplaceFloorDivides", workspaceSize, executor);
+  op.arg("selfRef", selfRef, kNumeric).arg("other", other, kNumeric);
+  return op.build([other = scalarOf(other)](Views& v) { v["selfRef"].floor_divide_(other); });
+}
+FSIM_PHASE2(aclnnInplaceFloorDivides)

@@ -1,7 +1,7 @@
 // Indexing, triangles, flips, embeddings, the NLL loss and index-shaped
 // factories: aclnnIndexSelect, aclnnGather, aclnnScatter*, aclnnScatterAdd,
 // aclnnInplaceMaskedFill*, aclnnEmbedding*, aclnnTril/Triu (+ in-place),
-// aclnnFlip, aclnnNLLLoss(+Backward), aclnnEye, aclnnLinspace.
+// aclnnFlip, aclnnRoll, aclnnNLLLoss(+Backward), aclnnEye, aclnnLinspace.
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/embedding_dense_backward.h>
 #include <ATen/ops/eye.h>
@@ -12,6 +12,7 @@
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/nll_loss_backward.h>
 #include <ATen/ops/nll_loss_forward.h>
+#include <ATen/ops/roll.h>
 #include <ATen/ops/scatter.h>
 #include <ATen/ops/scatter_add.h>
 #include <ATen/ops/scatter_reduce.h>
@@ -35,6 +36,7 @@
 #include "aclnn/aclnnInplaceTriu.h"
 #include "aclnn/aclnnLinspace.h"
 #include "aclnn/aclnnNLLLoss.h"
+#include "aclnn/aclnnRoll.h"
 #include "aclnn/aclnnNLLLossBackward.h"
 #include "aclnn/aclnnScatter.h"
 #include "aclnn/aclnnScatterAdd.h"
@@ -266,6 +268,29 @@ aclnnStatus aclnnFlipGetWorkspaceSize(const aclTensor* self, const aclIntArray* 
   return op.build([dims = flipDims](Views& v) { v["out"].copy_(at::flip(v["self"], dims)); });
 }
 FSIM_PHASE2(aclnnFlip)
+
+// CANN's checks: one shift per dim, or one shift and no dims (a roll of the
+// flattened tensor, the only form a 0-d x takes); dims in [-rank, rank - 1]
+// unless x is empty.
+aclnnStatus aclnnRollGetWorkspaceSize(const aclTensor* x, const aclIntArray* shifts, const aclIntArray* dims,
+                                      aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnRoll", workspaceSize, executor);
+  op.arg("x", x).arg("shifts", shifts).arg("dims", dims).arg("out", out);
+  op.require(same_dtype(x, out), "out must have the dtype of x");
+  const std::vector<int64_t> shiftValues = intsOf(shifts);
+  const std::vector<int64_t> rollDims = intsOf(dims);
+  op.require(rollDims.empty() ? shiftValues.size() == 1 : shiftValues.size() == rollDims.size(),
+             "shifts must have one value per dim, or one value when dims is empty");
+  if (x) {
+    const int64_t rank = static_cast<int64_t>(x->viewDims.size());
+    op.require(rank > 0 || rollDims.empty(), "a 0-d x takes no dims");
+    for (int64_t d : rollDims) {
+      op.require(rank == 0 || (d >= -rank && d < rank), "The values of dims should be in range [-rank, rank - 1]");
+    }
+  }
+  return op.build([shiftValues, rollDims](Views& v) { v["out"].copy_(at::roll(v["x"], shiftValues, rollDims)); });
+}
+FSIM_PHASE2(aclnnRoll)
 
 aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const aclTensor* target, const aclTensor* weight,
                                          int64_t reduction, int64_t ignoreIndex, aclTensor* out,

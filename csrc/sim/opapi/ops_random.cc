@@ -1,5 +1,5 @@
 // Random fills: aclnnInplaceUniform, aclnnInplaceNormal, aclnnInplaceBernoulli,
-// aclnnInplaceBernoulliTensor, aclnnInplaceRandom.
+// aclnnInplaceBernoulliTensor, aclnnInplaceRandom, aclnnMultinomial, aclnnRandperm.
 //
 // The values depend only on (seed, offset), as on the device: the kernel
 // seeds a fresh CPU engine with a mix of both, so the same (seed, offset)
@@ -10,6 +10,7 @@
 #include <ATen/ops/multinomial.h>
 #include <ATen/ops/normal.h>
 #include <ATen/ops/random.h>
+#include <ATen/ops/randperm.h>
 #include <ATen/ops/uniform.h>
 
 #include "sim_op.h"
@@ -19,6 +20,7 @@
 #include "aclnn/aclnnInplaceRandom.h"
 #include "aclnn/aclnnInplaceUniform.h"
 #include "aclnn/aclnnMultinomial.h"
+#include "aclnn/aclnnRandperm.h"
 
 using namespace fsim::op;
 
@@ -120,3 +122,16 @@ aclnnStatus aclnnMultinomialGetWorkspaceSize(const aclTensor* self, int64_t nums
   });
 }
 FSIM_PHASE2(aclnnMultinomial)
+
+// CANN's checks: n >= 0, out of shape [n] and a real dtype.
+aclnnStatus aclnnRandpermGetWorkspaceSize(int64_t n, int64_t seed, int64_t offset, aclTensor* out,
+                                          uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnRandperm", workspaceSize, executor);
+  op.arg("out", out, kNumeric);
+  op.require(n >= 0, "n must be non-negative");
+  op.require(!out || (out->viewDims.size() == 1 && out->viewDims[0] == n), "out must have shape [n]");
+  return op.build([n, seed, offset](Views& v) {
+    at::randperm_out(v["out"], n, engine(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)));
+  });
+}
+FSIM_PHASE2(aclnnRandperm)

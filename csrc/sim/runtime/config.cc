@@ -365,6 +365,9 @@ size_t dtypeSize(aclDataType dtype) {
     case ACL_BOOL:
     case ACL_INT8:
     case ACL_UINT8:
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
       return 1;
     case ACL_FLOAT16:
     case ACL_BF16:
@@ -406,6 +409,9 @@ const char* dtypeName(aclDataType dtype) {
     case ACL_COMPLEX128: return "ACL_COMPLEX128";
     case ACL_BF16: return "ACL_BF16";
     case ACL_COMPLEX32: return "ACL_COMPLEX32";
+    case ACL_HIFLOAT8: return "ACL_HIFLOAT8";
+    case ACL_FLOAT8_E5M2: return "ACL_FLOAT8_E5M2";
+    case ACL_FLOAT8_E4M3FN: return "ACL_FLOAT8_E4M3FN";
     default: return "an unknown aclDataType";
   }
 }
