@@ -501,6 +501,7 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "nll_loss_backward", "native_layer_norm_backward", "native_group_norm_backward",
                "uniform_", "normal_", "bernoulli_.float", "random_.to", "random_", "native_dropout",
                "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
+               "_foreach_div_.ScalarList", "_foreach_addcdiv_.ScalarList",
                "isin.Tensor_Scalar_out", "isin.Scalar_Tensor_out", "nonzero", "nonzero.out",
                "clamp", "clamp_", "clamp.out",
                "_scaled_dot_product_fused_attention_overrideable",
@@ -690,6 +691,15 @@ def _special(spec: OpSpec) -> list[Case] | None:
              (x, y, torch.zeros(1), torch.tensor([0.25])), tags=("plain",)),
         Case(spec, "an inf", lambda a, b, f, s: aten._amp_foreach_non_finite_check_and_unscale_([a, b], f, s),
              (x, grads_inf, torch.zeros(1), torch.tensor([0.25])), tags=("plain",))]
+    # AdamW's bias correction and step: one value per tensor (the same values take the
+    # fused operator; different ones a launch per tensor).
+    divisors = _rand(3, 4, seed=19).abs() + 0.5
+    table["_foreach_div_.ScalarList"] = [
+        Case(spec, "same values", lambda a, b: aten._foreach_div_([a, b], [2.0, 2.0]), (x, y), tags=("plain",)),
+        Case(spec, "different values", lambda a, b: aten._foreach_div_([a, b], [2.0, -4.0]), (x, y), tags=("plain",))]
+    table["_foreach_addcdiv_.ScalarList"] = [
+        Case(spec, "two tensors", lambda a, b, n1, n2, d1, d2: aten._foreach_addcdiv_([a, b], [n1, n2], [d1, d2], [0.5, -0.25]),
+             (x, y, _rand(3, 4, seed=20), _rand(3, 4, seed=21), divisors, divisors + 1), tags=("plain",))]
     table["_amp_update_scale_"] = [
         Case(spec, "grow", lambda s, g, f: aten._amp_update_scale_(s, g, f, 2.0, 0.5, 1),
              (torch.tensor([4.0]), torch.tensor([0], dtype=torch.int32), torch.zeros(1)), tags=("plain",)),

@@ -3,6 +3,8 @@ scan-resistant eviction, and a training loop that stops missing after
 warm-up. Each cache is per thread, so the eviction tests run their workload
 in a new thread: an empty cache, whatever earlier tests left in this one."""
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -39,23 +41,34 @@ def in_new_thread(work):
     return result["value"]
 
 
+# Counters are per process: in a process of its own, no thread left running by
+# an earlier test (a loader, a hook) can count on another device meanwhile.
+PER_DEVICE_COUNTS = """
+import torch, torch_fl
+C = torch_fl._C
+x = torch.empty(37, device="flagos:1")
+y = torch.empty(38, device="flagos:1")
+x.fill_(0.25)
+torch.flagos.reset_executor_cache_stats()
+x.fill_(0.25)
+x.fill_(0.25)
+y.fill_(0.125)
+stats = torch.flagos.executor_cache_stats("flagos:1")
+assert (stats["hits"], stats["misses"]) == (2, 1), stats
+# Negative control: the other devices counted nothing.
+for device in (0, 2, 3):
+    other = torch.flagos.executor_cache_stats(device)
+    assert (other["hits"], other["misses"], other["evictions"]) == (0, 0, 0), (device, other)
+# The total of the devices is what the backend reported before per-device counters.
+assert C._executor_cache_stats()["hits"] == 2
+assert C._executor_cache_stats()["misses"] == 1
+print("ok")
+"""
+
+
 def test_a_repeated_op_hits_and_a_new_shape_misses_on_its_own_device():
-    x = torch.empty(37, device="flagos:1")
-    y = torch.empty(38, device="flagos:1")
-    x.fill_(0.25)  # cached by whichever test ran first
-    torch.flagos.reset_executor_cache_stats()
-    x.fill_(0.25)
-    x.fill_(0.25)
-    y.fill_(0.125)  # a shape and value no other test uses
-    stats = torch.flagos.executor_cache_stats("flagos:1")
-    assert (stats["hits"], stats["misses"]) == (2, 1)
-    # Negative control: the other devices counted nothing.
-    for device in (0, 2, 3):
-        other = torch.flagos.executor_cache_stats(device)
-        assert (other["hits"], other["misses"], other["evictions"]) == (0, 0, 0)
-    # The total of the devices is what the backend reported before per-device counters.
-    assert C._executor_cache_stats()["hits"] == 2
-    assert C._executor_cache_stats()["misses"] == 1
+    run = subprocess.run([sys.executable, "-c", PER_DEVICE_COUNTS], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
 
 
 def test_cached_counts_the_executors_held():
