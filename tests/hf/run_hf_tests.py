@@ -123,6 +123,14 @@ def materialise(library: str, source: Path, ref: str | None, cache: Path) -> Pat
         archive = subprocess.run(["git", "--git-dir", str(source), "archive", ref or "HEAD", *tree],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    if library == "transformers":
+        # test_pipeline_mixin.py and conftest.py import the repository's
+        # src/transformers; point it at the installed package the tests run against.
+        src = dest / "src" / "transformers"
+        src.parent.mkdir(exist_ok=True)
+        if src.is_symlink() or src.exists():
+            src.unlink()
+        src.symlink_to(Path(importlib.util.find_spec("transformers").origin).parent)
     (dest / SPEC_FILE).write_text(DEVICE_SPEC)
     return dest
 

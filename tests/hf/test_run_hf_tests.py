@@ -94,3 +94,17 @@ def test_local_tokenizer_loads_offline(tmp_path):
     # Negative control: another hub id is not in the cache, and offline it fails.
     bad = code.replace("tiny-random-Qwen2VLForConditionalGeneration", "not-built-here")
     assert subprocess.run([sys.executable, "-c", bad], capture_output=True, env=env).returncode != 0
+
+
+def test_transformers_tree_links_installed_package(tmp_path):
+    # transformers' test_pipeline_mixin imports <root>/src/transformers; the
+    # copy points it at the installed package. diffusers' copy gets no link.
+    import transformers
+
+    for lib in ("transformers", "diffusers"):
+        dest = runner.materialise(lib, _library(tmp_path / lib), None, tmp_path / "cache")
+        link = dest / "src" / "transformers"
+        if lib == "diffusers":
+            assert not link.exists()
+        else:
+            assert link.resolve() == Path(transformers.__file__).resolve().parent
