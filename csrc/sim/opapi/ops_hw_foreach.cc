@@ -133,7 +133,7 @@ aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList* x1,
 FSIM_PHASE2(aclnnForeachAddcmulScalarV2)
 
 aclnnStatus aclnnForeachDivScalarGetWorkspaceSize(const aclTensorList* x, const aclTensor* scalar,
-                                                  const aclTensorList* out, uint64_t* workspaceSize,
+                                                  aclTensorList* out, uint64_t* workspaceSize,
                                                   aclOpExecutor** executor) {
   Op op("aclnnForeachDivScalar", workspaceSize, executor);
   op.arg("x", x, kForeachFloatTypes).arg("scalar", scalar, DTypes{ACL_FLOAT, ACL_FLOAT16}).arg("out", out,
