@@ -121,11 +121,13 @@ def one_op_change(workdir: str) -> dict:
     in a temp copy of yaml/; lists the files written and the objects to rebuild."""
     yaml_dir = os.path.join(workdir, "yaml")
     out_dir = os.path.join(workdir, "generated")
+    header_dir = os.path.join(workdir, "aclnn")  # the ACLNN prototypes: the repository's stay untouched
     shutil.copytree(os.path.join(REPO, "yaml"), yaml_dir)
     shutil.copytree(GENERATED, out_dir)
+    shutil.copytree(os.path.join(REPO, "csrc", "include", "flagos", "aclnn"), header_dir)
     # Baseline: the temp registry's path appears in every file's header, so
     # this first run rewrites them all; the change is measured after it.
-    _, done = codegen("--yaml-dir", yaml_dir, "--out-dir", out_dir)
+    _, done = codegen("--yaml-dir", yaml_dir, "--out-dir", out_dir, "--header-dir", header_dir)
     if done.returncode != 0:
         return {"status": f"unavailable: the generator failed: {done.stderr.strip()[-300:]}"}
     try:
@@ -133,7 +135,7 @@ def one_op_change(workdir: str) -> dict:
     except RuntimeError as error:  # the registry moved on: say so instead of failing the run
         return {"status": f"unavailable: {error}"}
     before = mtimes(out_dir)
-    _, done = codegen("--yaml-dir", yaml_dir, "--out-dir", out_dir)
+    _, done = codegen("--yaml-dir", yaml_dir, "--out-dir", out_dir, "--header-dir", header_dir)
     written = changed_files(before, mtimes(out_dir))
     deps = _recorded_deps()
     changed = {os.path.join(GENERATED, name) for name in written}

@@ -32,7 +32,7 @@ class FileManager:
             return None
 
     def _on_disk(self) -> list[str]:
-        """Every file under the output folder, as names relative to it ("aclnn/aclnnAdd.h")."""
+        """Every file under the output folder, as names relative to it ("shapes/x.h")."""
         names = []
         for folder, _, files in os.walk(self.out_dir):
             for file in files:
@@ -60,37 +60,8 @@ class FileManager:
         return [name for name in self._on_disk() if name not in self.files and name not in stale]
 
     def write(self) -> list[str]:
-        """Writes the files that differ, removes stale ones; returns the names touched.
-
-        All or nothing: every changed file is encoded and written to a temporary
-        next to its target first; only when all of them are written are they
-        renamed over their targets. On any failure (an unencodable character,
-        a full disk, an interrupt) the temporaries are removed and the
-        generated files are left as they were."""
-        changed = [name for name in sorted(self.files) if self._current(name) != self.files[name]]
-        encoded = {name: self.files[name].encode("utf-8") for name in changed}  # raises before anything is written
-        temporaries: dict[str, str] = {}
-        try:
-            for name in changed:
-                path = os.path.join(self.out_dir, name)
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                temporary = f"{path}.tmp{os.getpid()}"
-                temporaries[name] = temporary
-                with open(temporary, "wb") as handle:
-                    handle.write(encoded[name])
-            for name in changed:
-                os.replace(temporaries.pop(name), os.path.join(self.out_dir, name))
-        finally:
-            for temporary in temporaries.values():
-                try:
-                    os.remove(temporary)
-                except FileNotFoundError:
-                    pass
-        touched = list(changed)
-        for name in self.stale():
-            os.remove(os.path.join(self.out_dir, name))
-            touched.append(name)
-        return touched
+        """Writes the files that differ, removes stale ones; returns the names touched (write_all)."""
+        return write_all([self])[0]
 
     def diff(self) -> str:
         """A unified diff from the files on disk to what this run would write."""
@@ -112,3 +83,43 @@ class FileManager:
                 (self._current(name) or "").splitlines(keepends=True), [],
                 fromfile=f"a/{shown}", tofile="/dev/null"))
         return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
+
+
+def write_all(managers: list[FileManager]) -> list[list[str]]:
+    """Writes the files that differ in every output folder, removes stale ones;
+    returns the names touched, per folder.
+
+    All or nothing: every changed file is encoded and written to a temporary
+    next to its target first; only when all of them are written are they
+    renamed over their targets. On any failure (an unencodable character,
+    a full disk, an interrupt) the temporaries are removed and the
+    generated files are left as they were."""
+    changed = [(manager, name) for manager in managers for name in sorted(manager.files)
+               if manager._current(name) != manager.files[name]]
+    # raises before anything is written
+    encoded = {(id(manager), name): manager.files[name].encode("utf-8") for manager, name in changed}
+    temporaries: dict[tuple[int, str], str] = {}
+    try:
+        for manager, name in changed:
+            path = os.path.join(manager.out_dir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temporary = f"{path}.tmp{os.getpid()}"
+            temporaries[(id(manager), name)] = temporary
+            with open(temporary, "wb") as handle:
+                handle.write(encoded[(id(manager), name)])
+        for manager, name in changed:
+            os.replace(temporaries.pop((id(manager), name)), os.path.join(manager.out_dir, name))
+    finally:
+        for temporary in temporaries.values():
+            try:
+                os.remove(temporary)
+            except FileNotFoundError:
+                pass
+    touched = []
+    for manager in managers:
+        names = [name for other, name in changed if other is manager]
+        for name in manager.stale():
+            os.remove(os.path.join(manager.out_dir, name))
+            names.append(name)
+        touched.append(names)
+    return touched

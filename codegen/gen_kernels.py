@@ -41,7 +41,7 @@ def render(kernels: list[KernelView], env: jinja2.Environment, inputs: str,
     template = env.get_template("kernels.cpp.j2")
     for index, members in enumerate(by_shard):
         includes = sorted({header for kernel in members for header in kernel.includes})
-        aclnn_headers = sorted({f"generated/aclnn/{entry}.h" for kernel in members for entry in kernel.entry_points})
+        aclnn_headers = sorted({f"flagos/aclnn/{entry}.h" for kernel in members for entry in kernel.entry_points})
         rendered = [dict(dataclasses.asdict(k), code=render_kernel(k, env)) for k in members]
         files[shard_file(index)] = template.render(
             inputs=inputs, shard=index, shards=shards, includes=includes, aclnn_headers=aclnn_headers,

@@ -1,5 +1,11 @@
 """`python -m codegen`: validate the registry, then generate, check, report or explain.
 
+Two output folders: csrc/generated/ (the kernels and their support headers)
+and csrc/include/flagos/aclnn/ (the ACLNN prototypes, one header per
+operator). The prototypes sit in the lowest layer, csrc/include, because
+the simulator defines the operators they declare and builds without the
+backend (csrc/sim/CMakeLists.txt).
+
 Exit codes: 0 success; 1 --check found a stale csrc/generated/ or a lint
 problem (or --explain an op the registry lacks); 2 the registry is invalid
 (every problem listed, nothing written).
@@ -14,7 +20,7 @@ from dataclasses import dataclass
 
 from codegen import gen_aclnn_header, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
 from codegen.errors import Problems, RegistryError
-from codegen.file_manager import FileManager
+from codegen.file_manager import FileManager, write_all
 from codegen.lint import lint_handwritten
 from codegen.model import Registry
 from codegen.registry import Paths, load_registry
@@ -26,13 +32,16 @@ from codegen.schemas import ATenSchemas, aten_schemas
 from codegen.templates import TEMPLATE_DIR, environment
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where the ACLNN prototypes go, under the root.
+HEADER_DIR = ("csrc", "include", "flagos", "aclnn")
 
 
 @dataclass
 class Generation:
     registry: Registry
     kernels: list[KernelView]
-    files: dict[str, str]  # output file name -> content
+    files: dict[str, str]  # csrc/generated/ file name -> content
+    headers: dict[str, str]  # csrc/include/flagos/aclnn/ file name -> content
     code: dict[str, str]  # op -> its wrapper's C++
     shard_files: dict[str, str]  # op -> the file holding it
 
@@ -46,15 +55,15 @@ def generate(paths: Paths, schemas: ATenSchemas) -> Generation:
 
     env = environment()
     yaml_shown = paths.show(paths.yaml_dir)
+    headers = gen_aclnn_header.render(registry, env, paths.show(paths.aclnn_yaml))
     files: dict[str, str] = {}
-    files.update(gen_aclnn_header.render(registry, env, paths.show(paths.aclnn_yaml)))
     files.update(gen_support.render(env, paths.show(TEMPLATE_DIR)))
     files.update(gen_impls.render(registry, schemas, env, paths.show(paths.handwritten_yaml)))
     files.update(gen_checks.render(registry, schemas, env, f"{yaml_shown}/ops/*.yaml"))
     files.update(gen_kernels.render(kernels, env, f"{yaml_shown}/ops/*.yaml and {yaml_shown}/aclnn.yaml"))
     code = {k.op: gen_kernels.render_kernel(k, env) for k in kernels}
     shard_files = {k.op: gen_kernels.shard_file(gen_kernels.shard_of(k.op)) for k in kernels}
-    return Generation(registry, kernels, files, code, shard_files)
+    return Generation(registry, kernels, files, headers, code, shard_files)
 
 
 def _counts(generation: Generation) -> str:
@@ -91,13 +100,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", default=REPO_ROOT, help="repository root (default: this checkout)")
     parser.add_argument("--yaml-dir", help="registry folder (default ROOT/yaml)")
     parser.add_argument("--out-dir", help="output folder (default ROOT/csrc/generated)")
+    parser.add_argument("--header-dir", help="output folder of the ACLNN prototypes (default ROOT/csrc/include/flagos/aclnn)")
     parser.add_argument("--handwritten-dir", help="handwritten kernels for the lint (default ROOT/csrc/handwritten)")
     return parser
 
 
 def _fix_command(args: argparse.Namespace) -> str:
     parts = ["python -m codegen"]
-    for flag in ("root", "yaml_dir", "out_dir"):
+    for flag in ("root", "yaml_dir", "out_dir", "header_dir"):
         value = getattr(args, flag)
         if value is not None and not (flag == "root" and value == REPO_ROOT):
             parts.append(f"--{flag.replace('_', '-')} {value}")
@@ -158,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--uncovered lists ops without a kernel: it takes no --guard or --file")
     paths = Paths(args.root, args.yaml_dir)
     out_dir = os.path.abspath(args.out_dir or os.path.join(paths.root, "csrc", "generated"))
+    header_dir = os.path.abspath(args.header_dir or os.path.join(paths.root, *HEADER_DIR))
     handwritten_dir = os.path.abspath(args.handwritten_dir or os.path.join(paths.root, "csrc", "handwritten"))
     schemas = aten_schemas()
     try:
@@ -169,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     files = FileManager(out_dir, paths.show(out_dir))
     for name, content in sorted(generation.files.items()):
         files.add(name, content)
+    headers = FileManager(header_dir, paths.show(header_dir))
+    for name, content in sorted(generation.headers.items()):
+        headers.add(name, content)
+    outputs = (files, headers)
 
     if args.report:
         if args.uncovered:
@@ -189,16 +204,17 @@ def main(argv: list[str] | None = None) -> int:
         return _verify_cann(args.verify_cann, generation.registry, paths)
     if args.check:
         failed = False
-        diff = files.diff()
-        if diff:
-            sys.stdout.write(diff)
-            print(f"\n{paths.show(out_dir)} does not match the registry and templates; regenerate it with:\n"
-                  f"    {_fix_command(args)}", file=sys.stderr)
-            failed = True
-        for name in files.foreign():
-            print(f"{paths.show(out_dir)}/{name}: not written by the generator, yet the build would compile or "
-                  f"include it\n    fix: delete it, or generate it from the registry", file=sys.stderr)
-            failed = True
+        for output in outputs:
+            diff = output.diff()
+            if diff:
+                sys.stdout.write(diff)
+                print(f"\n{output.shown_dir} does not match the registry and templates; regenerate it with:\n"
+                      f"    {_fix_command(args)}", file=sys.stderr)
+                failed = True
+            for name in output.foreign():
+                print(f"{output.shown_dir}/{name}: not written by the generator, yet the build would compile or "
+                      f"include it\n    fix: delete it, or generate it from the registry", file=sys.stderr)
+                failed = True
         lint = lint_handwritten(generation.registry, paths.root, handwritten_dir, paths.show, schemas)
         if lint:
             print(f"kernel lint: {len(lint)} problem(s)", file=sys.stderr)
@@ -210,14 +226,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if failed else 0
 
     try:
-        touched = files.write()
+        written, written_headers = write_all([files, headers])
     except OSError as error:
-        print(f"error: cannot write {paths.show(out_dir)}: {error}; the generated files are as they were",
-              file=sys.stderr)
+        print(f"error: cannot write {paths.show(out_dir)} and {paths.show(header_dir)}: {error}; the generated "
+              f"files are as they were", file=sys.stderr)
         return 1
+    touched = written + [f"flagos/aclnn/{name}" for name in written_headers]
     listed = ": " + ", ".join(touched) if 0 < len(touched) <= 12 else ""
-    print(f"{_counts(generation)}: {len(generation.files)} files, {len(touched)} written{listed}")
-    for name in files.foreign():
-        print(f"warning: {paths.show(out_dir)}/{name} was not written by the generator; `--check` fails on it",
-              file=sys.stderr)
+    print(f"{_counts(generation)}: {len(generation.files) + len(generation.headers)} files, "
+          f"{len(touched)} written{listed}")
+    for output in outputs:
+        for name in output.foreign():
+            print(f"warning: {output.shown_dir}/{name} was not written by the generator; `--check` fails on it",
+                  file=sys.stderr)
     return 0

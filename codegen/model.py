@@ -81,8 +81,8 @@ class AclnnPrototype:
 
     @property
     def header(self) -> str:
-        """The generated header of this operator, relative to csrc/generated/."""
-        return f"aclnn/{self.name}.h"
+        """The generated header of this operator, as code includes it (csrc/include/flagos/aclnn/)."""
+        return f"flagos/aclnn/{self.name}.h"
 
 
 # ---- expressions -----------------------------------------------------------

@@ -9,7 +9,7 @@
 // stream, the workspace and the cached executor of that device: never of
 // whatever device the thread happened to leave current. Entry points are
 // called through pointers of their exact prototypes
-// (generated/aclnn/<operator>.h, which the kernel includes); each argument is
+// (flagos/aclnn/<operator>.h, which the kernel includes); each argument is
 // converted to the type of its parameter at compile time, and whether the
 // operator writes it comes from the registry, not from its constness.
 #pragma once
@@ -72,7 +72,7 @@ struct PhaseOneParams<aclnnStatus (*)(All...)> {
 
 // An ACLNN operator's two entry points, resolved once from the operator
 // library and kept as pointers of their exact types. `Op` is the operator's
-// traits (generated/aclnn/<operator>.h).
+// traits (flagos/aclnn/<operator>.h).
 template <typename Op>
 class OpApi {
  public:
@@ -130,7 +130,7 @@ void launch(c10::DeviceIndex device, const char* arg_names, const Args&... args)
 // then launches `aclnn_api` with the remaining arguments in prototype order.
 // The one way a kernel launches an ACLNN operator; `python -m codegen --check`
 // rejects handwritten launches that bypass it. The kernel includes
-// "generated/aclnn/<aclnn_api>.h".
+// "flagos/aclnn/<aclnn_api>.h".
 #define FLAGOS_GUARDED_LAUNCH(device_source, aclnn_api, ...)                                      \
   do {                                                                                            \
     const ::flagos::LaunchGuard flagos_launch_guard_(::flagos::launch_device_of(device_source));   \

@@ -71,14 +71,26 @@ class Workspace:
                 return number
         raise AssertionError(f"{needle!r} not in {relative}")
 
+    @property
+    def header_dir(self) -> str:
+        return self.path("csrc", "include", "flagos", "aclnn")
+
+    def output_path(self, name: str) -> str:
+        """The file of an outputs() name."""
+        if name.startswith("flagos/aclnn/"):
+            return self.path("csrc", "include", *name.split("/"))
+        return os.path.join(self.out_dir, *name.split("/"))
+
     def outputs(self) -> dict[str, bytes]:
-        """Every generated file, by its path relative to csrc/generated ("aclnn/aclnnAdd.h")."""
+        """Every generated file: csrc/generated's by their path relative to it ("kernels_0.cpp"), the
+        ACLNN prototypes as code includes them ("flagos/aclnn/aclnnAdd.h")."""
         files = {}
-        for folder, _, names in os.walk(self.out_dir):
-            for name in names:
-                path = os.path.join(folder, name)
-                with open(path, "rb") as handle:
-                    files[os.path.relpath(path, self.out_dir).replace(os.sep, "/")] = handle.read()
+        for base, prefix in ((self.out_dir, ""), (self.header_dir, "flagos/aclnn/")):
+            for folder, _, names in os.walk(base):
+                for name in names:
+                    path = os.path.join(folder, name)
+                    with open(path, "rb") as handle:
+                        files[prefix + os.path.relpath(path, base).replace(os.sep, "/")] = handle.read()
         return dict(sorted(files.items()))
 
 

@@ -18,10 +18,10 @@ def test_outputs(ws):
     run = ws.run()
     assert run.code == 0, run.err
     files = ws.outputs()
-    prototypes = [name for name in files if name.startswith("aclnn/")]
+    prototypes = [name for name in files if name.startswith("flagos/aclnn/aclnn") and name != "flagos/aclnn/aclnn_ops.h"]
     assert len(prototypes) > 100 and all(name.endswith(".h") for name in prototypes)
     assert sorted(set(files) - set(prototypes)) == sorted(
-        ["aclnn_ops.h", "impls.h", "kernel_support.h", "op_checks.h"] + [shard_file(i) for i in range(SHARDS)])
+        ["flagos/aclnn/aclnn_ops.h", "impls.h", "kernel_support.h", "op_checks.h"] + [shard_file(i) for i in range(SHARDS)])
     for name, data in files.items():
         text = data.decode()
         assert text.startswith(HEADER) and "; do not edit\n" in text.splitlines(keepends=True)[0], name
@@ -42,7 +42,7 @@ def test_ops_land_in_their_shard(ws):
 def test_aclnn_headers_declare_cann_prototypes_and_directions(ws):
     """One header per operator: CANN's prototype exactly, its source, and what the operator writes."""
     assert ws.run().code == 0
-    relu = ws.read("csrc", "generated", "aclnn", "aclnnRelu.h")
+    relu = ws.read("csrc", "include", "flagos", "aclnn", "aclnnRelu.h")
     assert '#include "flagos/acl_api.h"' in relu and 'extern "C" {' in relu
     assert "hicann/ops-nn/activation/relu/op_api/aclnn_relu.h" in relu
     # CANN declares Relu's out const; the registry says it is written.
@@ -51,35 +51,36 @@ def test_aclnn_headers_declare_cann_prototypes_and_directions(ws):
     assert "aclnnStatus aclnnRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);" in relu
     assert "static constexpr uint64_t output_mask = 0x2;" in relu
     assert 'static constexpr const char* const outputs[] = {"out"};' in relu
-    var_mean = ws.read("csrc", "generated", "aclnn", "aclnnVarMean.h")
+    var_mean = ws.read("csrc", "include", "flagos", "aclnn", "aclnnVarMean.h")
     assert "aclTensor* varOut, aclTensor* meanOut, uint64_t* workspaceSize" in var_mean
     assert 'outputs[] = {"varOut", "meanOut"};' in var_mean
-    umbrella = ws.read("csrc", "generated", "aclnn_ops.h")
-    assert '#include "aclnn/aclnnRelu.h"' in umbrella and "X(aclnnRelu)" in umbrella
+    umbrella = ws.read("csrc", "include", "flagos", "aclnn", "aclnn_ops.h")
+    assert '#include "flagos/aclnn/aclnnRelu.h"' in umbrella and "X(aclnnRelu)" in umbrella
 
 
 def test_shards_include_only_the_operators_they_launch(ws):
     assert ws.run().code == 0
     shard = ws.read("csrc", "generated", shard_file(shard_of("add.Tensor")))
-    assert '#include "generated/aclnn/aclnnAdd.h"' in shard
-    assert '#include "generated/aclnn_ops.h"' not in shard
-    included = [line for line in shard.splitlines() if line.startswith('#include "generated/aclnn/')]
+    assert '#include "flagos/aclnn/aclnnAdd.h"' in shard
+    assert "aclnn_ops.h" not in shard
+    included = [line for line in shard.splitlines() if line.startswith('#include "flagos/aclnn/')]
     assert 0 < len(included) < 60
 
 
 def test_no_compiled_source_includes_every_operator():
     """A new prototype rewrites aclnn_ops.h: were it included by the backend, the simulator's operator
     files or its tests, adding an op would recompile them all (48 of 62 objects once)."""
-    sources = [os.path.join(REPO, "tests", "sim", "sim_tests.cc")]
-    for folder, _, names in os.walk(os.path.join(REPO, "csrc")):
-        sources += [os.path.join(folder, name) for name in names if name.endswith((".cc", ".cpp", ".h"))]
-    umbrella = os.path.join(REPO, "csrc", "generated", "aclnn_ops.h")
+    sources = []
+    for top in (os.path.join(REPO, "csrc"), os.path.join(REPO, "tests", "sim")):
+        for folder, _, names in os.walk(top):
+            sources += [os.path.join(folder, name) for name in names if name.endswith((".cc", ".cpp", ".h"))]
+    umbrella = os.path.join(REPO, "csrc", "include", "flagos", "aclnn", "aclnn_ops.h")
     including = []
     for path in sources:
         if path == umbrella:
             continue
         with open(path, encoding="utf-8") as handle:
-            if re.search(r'^\s*#\s*include\s*["<](?:generated/)?aclnn_ops\.h[">]', handle.read(), re.M):
+            if re.search(r'^\s*#\s*include\s*["<](?:flagos/aclnn/)?aclnn_ops\.h[">]', handle.read(), re.M):
                 including.append(os.path.relpath(path, REPO))
     assert including == []
     assert len(sources) > 60
@@ -89,8 +90,10 @@ def test_deterministic(ws, tmp_path):
     assert ws.run().code == 0
     first = ws.outputs()
     other = tmp_path / "second"
-    assert ws.run("--out-dir", str(other)).code == 0
-    second = {str(path.relative_to(other)): path.read_bytes() for path in sorted(other.rglob("*")) if path.is_file()}
+    assert ws.run("--out-dir", str(other / "generated"), "--header-dir", str(other / "aclnn")).code == 0
+    second = {str(path.relative_to(other / "generated")): path.read_bytes()
+              for path in sorted((other / "generated").rglob("*")) if path.is_file()}
+    second.update({f"flagos/aclnn/{path.name}": path.read_bytes() for path in sorted((other / "aclnn").glob("*"))})
     assert first == second
 
 
@@ -233,11 +236,11 @@ def test_check_fails_on_a_file_the_generator_did_not_write(ws):
     """CMake compiles every generated/*.cpp: a hand-written file dropped there would bypass the registry."""
     assert ws.run().code == 0
     ws.write("csrc/generated/kernels_extra.cpp", '#include "runtime/launch.h"\nvoid f() { aclnnAddGetWorkspaceSize(); }\n')
-    ws.write("csrc/generated/aclnn/aclnnEvil.h", "#pragma once\n")
+    ws.write("csrc/include/flagos/aclnn/aclnnEvil.h", "#pragma once\n")
     run = ws.run("--check")
     assert run.code == 1
     assert "csrc/generated/kernels_extra.cpp: not written by the generator" in run.err
-    assert "csrc/generated/aclnn/aclnnEvil.h: not written by the generator" in run.err
+    assert "csrc/include/flagos/aclnn/aclnnEvil.h: not written by the generator" in run.err
     run = ws.run()
     assert run.code == 0 and "kernels_extra.cpp was not written by the generator; `--check` fails on it" in run.err
     assert os.path.exists(os.path.join(ws.out_dir, "kernels_extra.cpp"))  # never deleted: it is not ours

@@ -3,9 +3,9 @@
 // How to add an operator
 // ======================
 // 1. Its prototype must be in yaml/aclnn.yaml, CANN's own (the code generator
-//    writes csrc/generated/aclnn/<operator>.h from it); a file of operators must
-//    include the headers of the operators it defines (#include
-//    "aclnn/aclnnX.h"), so the compiler checks the definitions against them
+//    writes csrc/include/flagos/aclnn/<operator>.h from it); a file of operators
+//    must include the headers of the operators it defines (#include
+//    "flagos/aclnn/aclnnX.h"), so the compiler checks the definitions against them
 //    and a new operator recompiles only its own file's unity batch (the files
 //    compile in batches of 8: a helper's name at file scope must not repeat
 //    another file's, tests/codegen/test_unity_build_names.py).
@@ -15,7 +15,7 @@
 //
 //      #include <ATen/ops/add.h>
 //      #include "sim_op.h"
-//      #include "aclnn/aclnnAdd.h"
+//      #include "flagos/aclnn/aclnnAdd.h"
 //      using namespace fsim::op;
 //
 //      aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other,
