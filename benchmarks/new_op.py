@@ -106,7 +106,7 @@ def add_op(root: str, c: Candidate) -> list[str]:
     _append(os.path.join(root, "csrc", "sim", "opapi", "ops_unary.cc"), f"""
 // {c.aclnn}: the end-to-end test's throwaway operator (benchmarks/new_op.py).
 #include <ATen/ops/{c.op}.h>
-#include "aclnn/{c.aclnn}.h"
+#include "flagos/aclnn/{c.aclnn}.h"
 
 aclnnStatus {c.aclnn}GetWorkspaceSize(const aclTensor* {c.param}, aclTensor* out, uint64_t* workspaceSize,
                                       aclOpExecutor** executor) {{

@@ -54,13 +54,13 @@
 #include "handwritten/attention_support.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnFlashAttentionScoreGradV2.h"
-#include "generated/aclnn/aclnnFlashAttentionScoreV2.h"
-#include "generated/aclnn/aclnnInplaceAdd.h"
-#include "generated/aclnn/aclnnInplaceFillScalar.h"
-#include "generated/aclnn/aclnnIsNegInf.h"
-#include "generated/aclnn/aclnnLog.h"
-#include "generated/aclnn/aclnnLogicalNot.h"
+#include "flagos/aclnn/aclnnFlashAttentionScoreGradV2.h"
+#include "flagos/aclnn/aclnnFlashAttentionScoreV2.h"
+#include "flagos/aclnn/aclnnInplaceAdd.h"
+#include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnIsNegInf.h"
+#include "flagos/aclnn/aclnnLog.h"
+#include "flagos/aclnn/aclnnLogicalNot.h"
 
 namespace flagos {
 namespace {

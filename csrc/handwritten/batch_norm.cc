@@ -32,8 +32,8 @@
 #include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnBatchNorm.h"
-#include "generated/aclnn/aclnnBatchNormBackward.h"
+#include "flagos/aclnn/aclnnBatchNorm.h"
+#include "flagos/aclnn/aclnnBatchNormBackward.h"
 
 namespace flagos {
 namespace {

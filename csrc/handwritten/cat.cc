@@ -18,8 +18,8 @@
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/impls.h"
-#include "generated/aclnn/aclnnCat.h"
-#include "generated/aclnn/aclnnStack.h"
+#include "flagos/aclnn/aclnnCat.h"
+#include "flagos/aclnn/aclnnStack.h"
 
 namespace flagos {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnCdist.h"
+#include "flagos/aclnn/aclnnCdist.h"
 
 namespace flagos {
 namespace {

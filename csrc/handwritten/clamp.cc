@@ -17,8 +17,8 @@
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnClamp.h"
-#include "generated/aclnn/aclnnClampTensor.h"
+#include "flagos/aclnn/aclnnClamp.h"
+#include "flagos/aclnn/aclnnClampTensor.h"
 
 // ---- the bodies of the generated wrappers ----------------------------------
 // ATen's meta functions (structured_clamp, structured_clamp_Tensor) have

@@ -26,8 +26,8 @@
 #include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnConvolution.h"
-#include "generated/aclnn/aclnnConvolutionBackward.h"
+#include "flagos/aclnn/aclnnConvolution.h"
+#include "flagos/aclnn/aclnnConvolutionBackward.h"
 
 namespace flagos {
 namespace {

@@ -43,7 +43,7 @@
 #include "runtime/host_allocator.h"
 #include "runtime/launch.h"
 #include "runtime/stream.h"
-#include "generated/aclnn/aclnnInplaceCopy.h"
+#include "flagos/aclnn/aclnnInplaceCopy.h"
 
 namespace flagos {
 namespace {

@@ -25,10 +25,10 @@
 #include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnDivMod.h"
-#include "generated/aclnn/aclnnDivMods.h"
-#include "generated/aclnn/aclnnInplaceDivMod.h"
-#include "generated/aclnn/aclnnInplaceDivMods.h"
+#include "flagos/aclnn/aclnnDivMod.h"
+#include "flagos/aclnn/aclnnDivMods.h"
+#include "flagos/aclnn/aclnnInplaceDivMod.h"
+#include "flagos/aclnn/aclnnInplaceDivMods.h"
 
 namespace flagos {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnEqual.h"
+#include "flagos/aclnn/aclnnEqual.h"
 
 namespace flagos {
 namespace {

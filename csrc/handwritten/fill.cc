@@ -4,8 +4,8 @@
 
 #include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnInplaceFillScalar.h"
-#include "generated/aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
 
 namespace flagos {
 namespace {

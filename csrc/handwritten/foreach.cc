@@ -35,13 +35,13 @@
 
 #include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnForeachAddListV2.h"
-#include "generated/aclnn/aclnnForeachAddScalarV2.h"
-#include "generated/aclnn/aclnnForeachAddcdivScalarList.h"
-#include "generated/aclnn/aclnnForeachAddcmulScalarV2.h"
-#include "generated/aclnn/aclnnForeachDivScalar.h"
-#include "generated/aclnn/aclnnForeachMulList.h"
-#include "generated/aclnn/aclnnForeachMulScalarV2.h"
+#include "flagos/aclnn/aclnnForeachAddListV2.h"
+#include "flagos/aclnn/aclnnForeachAddScalarV2.h"
+#include "flagos/aclnn/aclnnForeachAddcdivScalarList.h"
+#include "flagos/aclnn/aclnnForeachAddcmulScalarV2.h"
+#include "flagos/aclnn/aclnnForeachDivScalar.h"
+#include "flagos/aclnn/aclnnForeachMulList.h"
+#include "flagos/aclnn/aclnnForeachMulScalarV2.h"
 
 namespace flagos {
 namespace {

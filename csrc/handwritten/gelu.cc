@@ -12,8 +12,8 @@
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnGeluBackwardV2.h"
-#include "generated/aclnn/aclnnGeluV2.h"
+#include "flagos/aclnn/aclnnGeluBackwardV2.h"
+#include "flagos/aclnn/aclnnGeluV2.h"
 
 // ---- the bodies of the generated wrappers ----------------------------------
 // ATen's meta functions (structured_gelu, structured_gelu_backward) have

@@ -32,8 +32,8 @@
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnIndex.h"
-#include "generated/aclnn/aclnnIndexPutImpl.h"
+#include "flagos/aclnn/aclnnIndex.h"
+#include "flagos/aclnn/aclnnIndexPutImpl.h"
 
 namespace flagos {
 namespace {

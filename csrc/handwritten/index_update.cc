@@ -12,8 +12,8 @@
 
 #include "runtime/launch.h"
 #include "generated/impls.h"
-#include "generated/aclnn/aclnnIndexAdd.h"
-#include "generated/aclnn/aclnnInplaceIndexCopy.h"
+#include "flagos/aclnn/aclnnIndexAdd.h"
+#include "flagos/aclnn/aclnnInplaceIndexCopy.h"
 
 namespace flagos::impl {
 

@@ -22,13 +22,13 @@
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnAll.h"
-#include "generated/aclnn/aclnnAny.h"
-#include "generated/aclnn/aclnnEqTensor.h"
-#include "generated/aclnn/aclnnInplaceFillScalar.h"
-#include "generated/aclnn/aclnnIsInScalarTensor.h"
-#include "generated/aclnn/aclnnIsInTensorScalar.h"
-#include "generated/aclnn/aclnnNeTensor.h"
+#include "flagos/aclnn/aclnnAll.h"
+#include "flagos/aclnn/aclnnAny.h"
+#include "flagos/aclnn/aclnnEqTensor.h"
+#include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnIsInScalarTensor.h"
+#include "flagos/aclnn/aclnnIsInTensorScalar.h"
+#include "flagos/aclnn/aclnnNeTensor.h"
 
 // ---- the bodies of the generated wrappers ----------------------------------
 // ATen's meta functions (isin_Tensor_Tensor, isin_Tensor_Scalar,

@@ -26,8 +26,8 @@
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnMseLoss.h"
-#include "generated/aclnn/aclnnMseLossBackward.h"
+#include "flagos/aclnn/aclnnMseLoss.h"
+#include "flagos/aclnn/aclnnMseLossBackward.h"
 
 namespace flagos {
 namespace {

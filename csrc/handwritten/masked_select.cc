@@ -21,7 +21,7 @@
 #include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnMaskedSelect.h"
+#include "flagos/aclnn/aclnnMaskedSelect.h"
 
 namespace flagos {
 namespace {

@@ -28,9 +28,9 @@
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnBatchMatMul.h"
-#include "generated/aclnn/aclnnMatmul.h"
-#include "generated/aclnn/aclnnMm.h"
+#include "flagos/aclnn/aclnnBatchMatMul.h"
+#include "flagos/aclnn/aclnnMatmul.h"
+#include "flagos/aclnn/aclnnMm.h"
 
 namespace flagos {
 namespace {

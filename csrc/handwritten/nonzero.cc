@@ -18,8 +18,8 @@
 #include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnNeScalar.h"
-#include "generated/aclnn/aclnnNonzero.h"
+#include "flagos/aclnn/aclnnNeScalar.h"
+#include "flagos/aclnn/aclnnNonzero.h"
 
 namespace flagos {
 namespace {

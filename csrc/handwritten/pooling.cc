@@ -33,10 +33,10 @@
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnMaxPool2dWithIndices.h"
-#include "generated/aclnn/aclnnMaxPool2dWithIndicesBackward.h"
-#include "generated/aclnn/aclnnAvgPool2d.h"
-#include "generated/aclnn/aclnnAvgPool2dBackward.h"
+#include "flagos/aclnn/aclnnMaxPool2dWithIndices.h"
+#include "flagos/aclnn/aclnnMaxPool2dWithIndicesBackward.h"
+#include "flagos/aclnn/aclnnAvgPool2d.h"
+#include "flagos/aclnn/aclnnAvgPool2dBackward.h"
 
 namespace flagos {
 namespace {

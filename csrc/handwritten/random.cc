@@ -29,13 +29,13 @@
 #include "aten/dtype_fallback.h"
 #include "runtime/generator.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnInplaceBernoulli.h"
-#include "generated/aclnn/aclnnInplaceBernoulliTensor.h"
-#include "generated/aclnn/aclnnInplaceNormal.h"
-#include "generated/aclnn/aclnnInplaceRandom.h"
-#include "generated/aclnn/aclnnInplaceUniform.h"
-#include "generated/aclnn/aclnnMultinomial.h"
-#include "generated/aclnn/aclnnRandperm.h"
+#include "flagos/aclnn/aclnnInplaceBernoulli.h"
+#include "flagos/aclnn/aclnnInplaceBernoulliTensor.h"
+#include "flagos/aclnn/aclnnInplaceNormal.h"
+#include "flagos/aclnn/aclnnInplaceRandom.h"
+#include "flagos/aclnn/aclnnInplaceUniform.h"
+#include "flagos/aclnn/aclnnMultinomial.h"
+#include "flagos/aclnn/aclnnRandperm.h"
 
 namespace flagos {
 namespace {

@@ -17,8 +17,8 @@
 #include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnSort.h"
-#include "generated/aclnn/aclnnTopk.h"
+#include "flagos/aclnn/aclnnSort.h"
+#include "flagos/aclnn/aclnnTopk.h"
 
 namespace flagos {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnInplaceZero.h"
-#include "generated/aclnn/aclnnIsNegInf.h"
-#include "generated/aclnn/aclnnIsPosInf.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnIsNegInf.h"
+#include "flagos/aclnn/aclnnIsPosInf.h"
 
 // ---- the bodies of the generated wrappers ------------------------------------------
 // ATen's meta functions (isposinf, isneginf) have refused complex inputs and

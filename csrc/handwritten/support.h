@@ -10,7 +10,7 @@
 
 #include "runtime/device.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnReduceSum.h"
+#include "flagos/aclnn/aclnnReduceSum.h"
 
 namespace flagos::hw {
 

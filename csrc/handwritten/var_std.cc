@@ -24,11 +24,11 @@
 
 #include "aten/dtype_fallback.h"
 #include "runtime/launch.h"
-#include "generated/aclnn/aclnnInplaceMuls.h"
-#include "generated/aclnn/aclnnStd.h"
-#include "generated/aclnn/aclnnStdMeanCorrection.h"
-#include "generated/aclnn/aclnnVarCorrection.h"
-#include "generated/aclnn/aclnnVarMean.h"
+#include "flagos/aclnn/aclnnInplaceMuls.h"
+#include "flagos/aclnn/aclnnStd.h"
+#include "flagos/aclnn/aclnnStdMeanCorrection.h"
+#include "flagos/aclnn/aclnnVarCorrection.h"
+#include "flagos/aclnn/aclnnVarMean.h"
 
 namespace flagos {
 namespace {

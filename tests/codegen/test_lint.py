@@ -274,7 +274,7 @@ at::Tensor kernel(const at::Tensor& self, const at::Tensor& other, int64_t dim) 
 
 KERNEL = """#include "runtime/launch.h"
 #include "runtime/opapi.h"
-#include "generated/aclnn/aclnnLerp.h"
+#include "flagos/aclnn/aclnnLerp.h"
 namespace flagos {
 at::Tensor& my_relu(at::Tensor& self) {
 BODY
@@ -380,7 +380,7 @@ def test_the_launch_path_may_resolve_symbols(ws):
 
 
 TYPE_ONLY = """#include "runtime/launch.h"
-#include <generated/aclnn/aclnnLerp.h>
+#include <flagos/aclnn/aclnnLerp.h>
 using LerpPhaseOne = decltype(&aclnnLerpGetWorkspaceSize);
 static_assert(sizeof(decltype(aclnnLerp(nullptr, 0, nullptr, nullptr))) == sizeof(aclnnStatus));
 static_assert(noexcept(aclnnLerp) || true);
@@ -442,7 +442,7 @@ def test_tracing_is_conservative(body, expected):
 LERP_OPS = ("lerp.Scalar", "lerp.Scalar_out", "lerp_.Scalar")
 LERP_BODY = """#include <ATen/core/Tensor.h>
 
-#include "generated/aclnn/aclnnLerps.h"
+#include "flagos/aclnn/aclnnLerps.h"
 #include "generated/impls.h"
 #include "runtime/launch.h"
 

@@ -23,16 +23,16 @@
 #include <ATen/ops/threshold_backward.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnLogSigmoidBackward.h"
-#include "aclnn/aclnnLogSigmoidForward.h"
-#include "aclnn/aclnnMish.h"
-#include "aclnn/aclnnMishBackward.h"
-#include "aclnn/aclnnSigmoidBackward.h"
-#include "aclnn/aclnnSiluBackward.h"
-#include "aclnn/aclnnSoftplus.h"
-#include "aclnn/aclnnSoftplusBackward.h"
-#include "aclnn/aclnnTanhBackward.h"
-#include "aclnn/aclnnThresholdBackward.h"
+#include "flagos/aclnn/aclnnLogSigmoidBackward.h"
+#include "flagos/aclnn/aclnnLogSigmoidForward.h"
+#include "flagos/aclnn/aclnnMish.h"
+#include "flagos/aclnn/aclnnMishBackward.h"
+#include "flagos/aclnn/aclnnSigmoidBackward.h"
+#include "flagos/aclnn/aclnnSiluBackward.h"
+#include "flagos/aclnn/aclnnSoftplus.h"
+#include "flagos/aclnn/aclnnSoftplusBackward.h"
+#include "flagos/aclnn/aclnnTanhBackward.h"
+#include "flagos/aclnn/aclnnThresholdBackward.h"
 
 using namespace fsim::op;
 

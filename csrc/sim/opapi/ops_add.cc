@@ -2,9 +2,9 @@
 #include <ATen/ops/add.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnAdd.h"
-#include "aclnn/aclnnAdds.h"
-#include "aclnn/aclnnInplaceAdd.h"
+#include "flagos/aclnn/aclnnAdd.h"
+#include "flagos/aclnn/aclnnAdds.h"
+#include "flagos/aclnn/aclnnInplaceAdd.h"
 
 using namespace fsim::op;
 

@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnFlashAttentionScoreGradV2.h"
-#include "aclnn/aclnnFlashAttentionScoreV2.h"
+#include "flagos/aclnn/aclnnFlashAttentionScoreGradV2.h"
+#include "flagos/aclnn/aclnnFlashAttentionScoreV2.h"
 
 using namespace fsim::op;
 

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnBatchNorm.h"
-#include "aclnn/aclnnBatchNormBackward.h"
+#include "flagos/aclnn/aclnnBatchNorm.h"
+#include "flagos/aclnn/aclnnBatchNormBackward.h"
 
 using namespace fsim::op;
 

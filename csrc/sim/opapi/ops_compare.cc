@@ -9,19 +9,19 @@
 #include <ATen/ops/ne.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnEqScalar.h"
-#include "aclnn/aclnnEqTensor.h"
-#include "aclnn/aclnnEqual.h"
-#include "aclnn/aclnnGeScalar.h"
-#include "aclnn/aclnnGeTensor.h"
-#include "aclnn/aclnnGtScalar.h"
-#include "aclnn/aclnnGtTensor.h"
-#include "aclnn/aclnnLeScalar.h"
-#include "aclnn/aclnnLeTensor.h"
-#include "aclnn/aclnnLtScalar.h"
-#include "aclnn/aclnnLtTensor.h"
-#include "aclnn/aclnnNeScalar.h"
-#include "aclnn/aclnnNeTensor.h"
+#include "flagos/aclnn/aclnnEqScalar.h"
+#include "flagos/aclnn/aclnnEqTensor.h"
+#include "flagos/aclnn/aclnnEqual.h"
+#include "flagos/aclnn/aclnnGeScalar.h"
+#include "flagos/aclnn/aclnnGeTensor.h"
+#include "flagos/aclnn/aclnnGtScalar.h"
+#include "flagos/aclnn/aclnnGtTensor.h"
+#include "flagos/aclnn/aclnnLeScalar.h"
+#include "flagos/aclnn/aclnnLeTensor.h"
+#include "flagos/aclnn/aclnnLtScalar.h"
+#include "flagos/aclnn/aclnnLtTensor.h"
+#include "flagos/aclnn/aclnnNeScalar.h"
+#include "flagos/aclnn/aclnnNeTensor.h"
 
 using namespace fsim::op;
 

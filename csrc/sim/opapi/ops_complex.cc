@@ -2,7 +2,7 @@
 #include <ATen/ops/polar.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnPolar.h"
+#include "flagos/aclnn/aclnnPolar.h"
 
 using namespace fsim::op;
 

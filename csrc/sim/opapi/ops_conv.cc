@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnConvolution.h"
-#include "aclnn/aclnnConvolutionBackward.h"
+#include "flagos/aclnn/aclnnConvolution.h"
+#include "flagos/aclnn/aclnnConvolutionBackward.h"
 
 using namespace fsim::op;
 

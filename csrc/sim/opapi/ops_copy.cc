@@ -1,7 +1,7 @@
 // Copies and conversions: aclnnCast, aclnnInplaceCopy.
 #include "sim_op.h"
-#include "aclnn/aclnnCast.h"
-#include "aclnn/aclnnInplaceCopy.h"
+#include "flagos/aclnn/aclnnCast.h"
+#include "flagos/aclnn/aclnnInplaceCopy.h"
 
 using namespace fsim::op;
 

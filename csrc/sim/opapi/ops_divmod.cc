@@ -14,16 +14,16 @@
 #include <string_view>
 
 #include "sim_op.h"
-#include "aclnn/aclnnDivMod.h"
-#include "aclnn/aclnnDivMods.h"
-#include "aclnn/aclnnFloorDivide.h"
-#include "aclnn/aclnnFloorDivides.h"
-#include "aclnn/aclnnInplaceDiv.h"
-#include "aclnn/aclnnInplaceDivMod.h"
-#include "aclnn/aclnnInplaceDivMods.h"
-#include "aclnn/aclnnInplaceDivs.h"
-#include "aclnn/aclnnInplaceFloorDivide.h"
-#include "aclnn/aclnnInplaceFloorDivides.h"
+#include "flagos/aclnn/aclnnDivMod.h"
+#include "flagos/aclnn/aclnnDivMods.h"
+#include "flagos/aclnn/aclnnFloorDivide.h"
+#include "flagos/aclnn/aclnnFloorDivides.h"
+#include "flagos/aclnn/aclnnInplaceDiv.h"
+#include "flagos/aclnn/aclnnInplaceDivMod.h"
+#include "flagos/aclnn/aclnnInplaceDivMods.h"
+#include "flagos/aclnn/aclnnInplaceDivs.h"
+#include "flagos/aclnn/aclnnInplaceFloorDivide.h"
+#include "flagos/aclnn/aclnnInplaceFloorDivides.h"
 
 using namespace fsim::op;
 

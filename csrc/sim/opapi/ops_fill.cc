@@ -3,8 +3,8 @@
 #include <ATen/ops/zero.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnInplaceFillScalar.h"
-#include "aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
 
 using namespace fsim::op;
 

@@ -4,8 +4,8 @@
 #include <ATen/ops/stack.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnCat.h"
-#include "aclnn/aclnnStack.h"
+#include "flagos/aclnn/aclnnCat.h"
+#include "flagos/aclnn/aclnnStack.h"
 
 using namespace fsim::op;
 

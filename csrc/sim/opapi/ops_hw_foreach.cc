@@ -14,13 +14,13 @@
 #include <initializer_list>
 
 #include "sim_op.h"
-#include "aclnn/aclnnForeachAddListV2.h"
-#include "aclnn/aclnnForeachAddScalarV2.h"
-#include "aclnn/aclnnForeachAddcdivScalarList.h"
-#include "aclnn/aclnnForeachAddcmulScalarV2.h"
-#include "aclnn/aclnnForeachDivScalar.h"
-#include "aclnn/aclnnForeachMulList.h"
-#include "aclnn/aclnnForeachMulScalarV2.h"
+#include "flagos/aclnn/aclnnForeachAddListV2.h"
+#include "flagos/aclnn/aclnnForeachAddScalarV2.h"
+#include "flagos/aclnn/aclnnForeachAddcdivScalarList.h"
+#include "flagos/aclnn/aclnnForeachAddcmulScalarV2.h"
+#include "flagos/aclnn/aclnnForeachDivScalar.h"
+#include "flagos/aclnn/aclnnForeachMulList.h"
+#include "flagos/aclnn/aclnnForeachMulScalarV2.h"
 
 using namespace fsim::op;
 

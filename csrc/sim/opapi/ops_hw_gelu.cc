@@ -5,8 +5,8 @@
 #include <string>
 
 #include "sim_op.h"
-#include "aclnn/aclnnGeluBackwardV2.h"
-#include "aclnn/aclnnGeluV2.h"
+#include "flagos/aclnn/aclnnGeluBackwardV2.h"
+#include "flagos/aclnn/aclnnGeluV2.h"
 
 using namespace fsim::op;
 

@@ -5,8 +5,8 @@
 #include <ATen/ops/index_put.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnIndex.h"
-#include "aclnn/aclnnIndexPutImpl.h"
+#include "flagos/aclnn/aclnnIndex.h"
+#include "flagos/aclnn/aclnnIndexPutImpl.h"
 
 using namespace fsim::op;
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "sim_op.h"
-#include "aclnn/aclnnMaskedSelect.h"
+#include "flagos/aclnn/aclnnMaskedSelect.h"
 
 using namespace fsim::op;
 

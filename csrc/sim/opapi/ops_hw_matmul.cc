@@ -6,9 +6,9 @@
 #include <ATen/ops/mm.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnBatchMatMul.h"
-#include "aclnn/aclnnMatmul.h"
-#include "aclnn/aclnnMm.h"
+#include "flagos/aclnn/aclnnBatchMatMul.h"
+#include "flagos/aclnn/aclnnMatmul.h"
+#include "flagos/aclnn/aclnnMm.h"
 
 using namespace fsim::op;
 

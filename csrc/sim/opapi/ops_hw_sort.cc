@@ -3,8 +3,8 @@
 #include <ATen/ops/topk.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnSort.h"
-#include "aclnn/aclnnTopk.h"
+#include "flagos/aclnn/aclnnSort.h"
+#include "flagos/aclnn/aclnnTopk.h"
 
 using namespace fsim::op;
 

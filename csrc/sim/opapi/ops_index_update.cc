@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "sim_op.h"
-#include "aclnn/aclnnIndexAdd.h"
-#include "aclnn/aclnnInplaceIndexCopy.h"
+#include "flagos/aclnn/aclnnIndexAdd.h"
+#include "flagos/aclnn/aclnnInplaceIndexCopy.h"
 
 using namespace fsim::op;
 

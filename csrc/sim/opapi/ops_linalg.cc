@@ -5,9 +5,9 @@
 #include <ATen/ops/addr.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnAddmv.h"
-#include "aclnn/aclnnAddr.h"
-#include "aclnn/aclnnCdist.h"
+#include "flagos/aclnn/aclnnAddmv.h"
+#include "flagos/aclnn/aclnnAddr.h"
+#include "flagos/aclnn/aclnnCdist.h"
 
 using namespace fsim::op;
 

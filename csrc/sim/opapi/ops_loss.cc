@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnMseLoss.h"
-#include "aclnn/aclnnMseLossBackward.h"
+#include "flagos/aclnn/aclnnMseLoss.h"
+#include "flagos/aclnn/aclnnMseLossBackward.h"
 
 using namespace fsim::op;
 

@@ -6,10 +6,10 @@
 #include <ATen/ops/mv.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnAddmm.h"
-#include "aclnn/aclnnBaddbmm.h"
-#include "aclnn/aclnnDot.h"
-#include "aclnn/aclnnMv.h"
+#include "flagos/aclnn/aclnnAddmm.h"
+#include "flagos/aclnn/aclnnBaddbmm.h"
+#include "flagos/aclnn/aclnnDot.h"
+#include "flagos/aclnn/aclnnMv.h"
 
 using namespace fsim::op;
 

@@ -14,13 +14,13 @@
 #include <optional>
 
 #include "sim_op.h"
-#include "aclnn/aclnnGroupNorm.h"
-#include "aclnn/aclnnGroupNormBackward.h"
-#include "aclnn/aclnnLayerNorm.h"
-#include "aclnn/aclnnLayerNormBackward.h"
-#include "aclnn/aclnnLogSoftmaxBackward.h"
-#include "aclnn/aclnnRmsNorm.h"
-#include "aclnn/aclnnSoftmaxBackward.h"
+#include "flagos/aclnn/aclnnGroupNorm.h"
+#include "flagos/aclnn/aclnnGroupNormBackward.h"
+#include "flagos/aclnn/aclnnLayerNorm.h"
+#include "flagos/aclnn/aclnnLayerNormBackward.h"
+#include "flagos/aclnn/aclnnLogSoftmaxBackward.h"
+#include "flagos/aclnn/aclnnRmsNorm.h"
+#include "flagos/aclnn/aclnnSoftmaxBackward.h"
 
 using namespace fsim::op;
 

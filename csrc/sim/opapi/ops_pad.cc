@@ -31,19 +31,19 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnConstantPadNd.h"
-#include "aclnn/aclnnReflectionPad1d.h"
-#include "aclnn/aclnnReflectionPad1dBackward.h"
-#include "aclnn/aclnnReflectionPad2d.h"
-#include "aclnn/aclnnReflectionPad2dBackward.h"
-#include "aclnn/aclnnReflectionPad3d.h"
-#include "aclnn/aclnnReflectionPad3dBackward.h"
-#include "aclnn/aclnnReplicationPad1d.h"
-#include "aclnn/aclnnReplicationPad1dBackward.h"
-#include "aclnn/aclnnReplicationPad2d.h"
-#include "aclnn/aclnnReplicationPad2dBackward.h"
-#include "aclnn/aclnnReplicationPad3d.h"
-#include "aclnn/aclnnReplicationPad3dBackward.h"
+#include "flagos/aclnn/aclnnConstantPadNd.h"
+#include "flagos/aclnn/aclnnReflectionPad1d.h"
+#include "flagos/aclnn/aclnnReflectionPad1dBackward.h"
+#include "flagos/aclnn/aclnnReflectionPad2d.h"
+#include "flagos/aclnn/aclnnReflectionPad2dBackward.h"
+#include "flagos/aclnn/aclnnReflectionPad3d.h"
+#include "flagos/aclnn/aclnnReflectionPad3dBackward.h"
+#include "flagos/aclnn/aclnnReplicationPad1d.h"
+#include "flagos/aclnn/aclnnReplicationPad1dBackward.h"
+#include "flagos/aclnn/aclnnReplicationPad2d.h"
+#include "flagos/aclnn/aclnnReplicationPad2dBackward.h"
+#include "flagos/aclnn/aclnnReplicationPad3d.h"
+#include "flagos/aclnn/aclnnReplicationPad3dBackward.h"
 
 using namespace fsim::op;
 

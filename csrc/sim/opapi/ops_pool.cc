@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnMaxPool2dWithIndices.h"
-#include "aclnn/aclnnMaxPool2dWithIndicesBackward.h"
-#include "aclnn/aclnnAvgPool2d.h"
-#include "aclnn/aclnnAvgPool2dBackward.h"
+#include "flagos/aclnn/aclnnMaxPool2dWithIndices.h"
+#include "flagos/aclnn/aclnnMaxPool2dWithIndicesBackward.h"
+#include "flagos/aclnn/aclnnAvgPool2d.h"
+#include "flagos/aclnn/aclnnAvgPool2dBackward.h"
 
 using namespace fsim::op;
 

@@ -14,13 +14,13 @@
 #include <ATen/ops/uniform.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnInplaceBernoulli.h"
-#include "aclnn/aclnnInplaceBernoulliTensor.h"
-#include "aclnn/aclnnInplaceNormal.h"
-#include "aclnn/aclnnInplaceRandom.h"
-#include "aclnn/aclnnInplaceUniform.h"
-#include "aclnn/aclnnMultinomial.h"
-#include "aclnn/aclnnRandperm.h"
+#include "flagos/aclnn/aclnnInplaceBernoulli.h"
+#include "flagos/aclnn/aclnnInplaceBernoulliTensor.h"
+#include "flagos/aclnn/aclnnInplaceNormal.h"
+#include "flagos/aclnn/aclnnInplaceRandom.h"
+#include "flagos/aclnn/aclnnInplaceUniform.h"
+#include "flagos/aclnn/aclnnMultinomial.h"
+#include "flagos/aclnn/aclnnRandperm.h"
 
 using namespace fsim::op;
 

@@ -2,7 +2,7 @@
 #include <ATen/ops/arange.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnArange.h"
+#include "flagos/aclnn/aclnnArange.h"
 
 using namespace fsim::op;
 

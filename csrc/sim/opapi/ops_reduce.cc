@@ -10,12 +10,12 @@
 #include <algorithm>
 
 #include "sim_op.h"
-#include "aclnn/aclnnAmax.h"
-#include "aclnn/aclnnAmin.h"
-#include "aclnn/aclnnLogSoftmax.h"
-#include "aclnn/aclnnMean.h"
-#include "aclnn/aclnnReduceSum.h"
-#include "aclnn/aclnnSoftmax.h"
+#include "flagos/aclnn/aclnnAmax.h"
+#include "flagos/aclnn/aclnnAmin.h"
+#include "flagos/aclnn/aclnnLogSoftmax.h"
+#include "flagos/aclnn/aclnnMean.h"
+#include "flagos/aclnn/aclnnReduceSum.h"
+#include "flagos/aclnn/aclnnSoftmax.h"
 
 using namespace fsim::op;
 

@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnIsInScalarTensor.h"
-#include "aclnn/aclnnIsInTensorScalar.h"
-#include "aclnn/aclnnIsInf.h"
-#include "aclnn/aclnnIsNegInf.h"
-#include "aclnn/aclnnIsPosInf.h"
-#include "aclnn/aclnnNonzero.h"
-#include "aclnn/aclnnSWhere.h"
+#include "flagos/aclnn/aclnnIsInScalarTensor.h"
+#include "flagos/aclnn/aclnnIsInTensorScalar.h"
+#include "flagos/aclnn/aclnnIsInf.h"
+#include "flagos/aclnn/aclnnIsNegInf.h"
+#include "flagos/aclnn/aclnnIsPosInf.h"
+#include "flagos/aclnn/aclnnNonzero.h"
+#include "flagos/aclnn/aclnnSWhere.h"
 
 using namespace fsim::op;
 

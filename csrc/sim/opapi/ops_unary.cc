@@ -14,18 +14,18 @@
 #include <ATen/ops/tanh.h>
 
 #include "sim_op.h"
-#include "aclnn/aclnnAbs.h"
-#include "aclnn/aclnnCos.h"
-#include "aclnn/aclnnExp.h"
-#include "aclnn/aclnnInplaceRelu.h"
-#include "aclnn/aclnnLog.h"
-#include "aclnn/aclnnNeg.h"
-#include "aclnn/aclnnRelu.h"
-#include "aclnn/aclnnRsqrt.h"
-#include "aclnn/aclnnSigmoid.h"
-#include "aclnn/aclnnSin.h"
-#include "aclnn/aclnnSqrt.h"
-#include "aclnn/aclnnTanh.h"
+#include "flagos/aclnn/aclnnAbs.h"
+#include "flagos/aclnn/aclnnCos.h"
+#include "flagos/aclnn/aclnnExp.h"
+#include "flagos/aclnn/aclnnInplaceRelu.h"
+#include "flagos/aclnn/aclnnLog.h"
+#include "flagos/aclnn/aclnnNeg.h"
+#include "flagos/aclnn/aclnnRelu.h"
+#include "flagos/aclnn/aclnnRsqrt.h"
+#include "flagos/aclnn/aclnnSigmoid.h"
+#include "flagos/aclnn/aclnnSin.h"
+#include "flagos/aclnn/aclnnSqrt.h"
+#include "flagos/aclnn/aclnnTanh.h"
 
 using namespace fsim::op;
 

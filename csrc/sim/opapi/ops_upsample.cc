@@ -25,19 +25,19 @@
 #include <vector>
 
 #include "sim_op.h"
-#include "aclnn/aclnnUpsampleBilinear2d.h"
-#include "aclnn/aclnnUpsampleBilinear2dBackwardV2.h"
-#include "aclnn/aclnnUpsampleNearest2d.h"
-#include "aclnn/aclnnUpsampleNearest2dBackward.h"
-#include "aclnn/aclnnUpsampleNearest2dV2.h"
-#include "aclnn/aclnnUpsampleNearest3d.h"
-#include "aclnn/aclnnUpsampleNearest3dBackward.h"
-#include "aclnn/aclnnUpsampleNearestExact2d.h"
-#include "aclnn/aclnnUpsampleNearestExact2dBackward.h"
-#include "aclnn/aclnnUpsampleNearestExact3d.h"
-#include "aclnn/aclnnUpsampleNearestExact3dBackward.h"
-#include "aclnn/aclnnUpsampleTrilinear3d.h"
-#include "aclnn/aclnnUpsampleTrilinear3dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleBilinear2d.h"
+#include "flagos/aclnn/aclnnUpsampleBilinear2dBackwardV2.h"
+#include "flagos/aclnn/aclnnUpsampleNearest2d.h"
+#include "flagos/aclnn/aclnnUpsampleNearest2dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleNearest2dV2.h"
+#include "flagos/aclnn/aclnnUpsampleNearest3d.h"
+#include "flagos/aclnn/aclnnUpsampleNearest3dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact2d.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact2dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact3d.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact3dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleTrilinear3d.h"
+#include "flagos/aclnn/aclnnUpsampleTrilinear3dBackward.h"
 
 using namespace fsim::op;
 
