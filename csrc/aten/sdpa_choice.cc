@@ -17,7 +17,7 @@
 
 #include <optional>
 
-#include "handwritten/attention_support.h"
+#include "aten/attention_support.h"
 
 namespace flagos {
 

@@ -51,7 +51,7 @@
 #include <unordered_map>
 
 #include "aten/dtype_fallback.h"
-#include "handwritten/attention_support.h"
+#include "aten/attention_support.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnFlashAttentionScoreGradV2.h"

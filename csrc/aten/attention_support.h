@@ -2,7 +2,9 @@
 // aclnnFlashAttentionScoreV2) can run a scaled_dot_product_attention call.
 // _fused_sdp_choice (csrc/aten/sdpa_choice.cc) picks the overrideable backend
 // exactly then, and the math decomposition otherwise; the kernel checks the
-// same rule when it is called directly.
+// same rule when it is called directly. It lives here, not next to the
+// kernel, because the choice is an ATen-level decision: aten/ never includes
+// the kernels' folders (tests/sim/test_layers.py).
 #pragma once
 
 #include <ATen/ExpandUtils.h>
