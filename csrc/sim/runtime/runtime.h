@@ -81,6 +81,8 @@ struct AllocInfo {
 };
 // The allocation holding address `p` (any interior address), if any.
 std::optional<AllocInfo> findAlloc(const void* p);
+// The pinned host block (aclrtMallocHost) holding address `p`, if any (device -1).
+std::optional<AllocInfo> findPinned(const void* p);
 
 // findAlloc for several addresses under one hold of the registry's lock (a
 // launch looks up each of its arguments).

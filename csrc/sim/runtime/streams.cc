@@ -1,5 +1,6 @@
-// Streams and events. Each stream and event belongs to the device that was
-// current when it was created, which is exactly what launch validation and
+// Streams, their queues and worker threads (events: events.cc; the state
+// both share: stream_queue.h). Each stream and event belongs to the device
+// that was current when it was created, which is exactly what launch validation and
 // CANN's "stream of the current context" rule (ACL_ERROR_RT_STREAM_CONTEXT)
 // check.
 //
@@ -39,68 +40,13 @@
 #include <thread>
 #include <unordered_map>
 
-#include "runtime.h"
+#include "stream_queue.h"
 
 namespace fsim {
 namespace {
 
-struct Stream;
-struct Event;
-
 // How long a worker that ran out of work polls for more before it sleeps.
 constexpr std::chrono::microseconds kSpin{50};
-
-enum class ItemKind { kTask, kRecord, kWait };
-
-// One entry of a stream's queue. Every entry is a position of the stream.
-struct Item {
-  ItemKind kind = ItemKind::kTask;
-  Task task;                   // kTask
-  Event* event = nullptr;      // kRecord: the event, and which of its records this is
-  uint64_t recordSerial = 0;
-  Stream* target = nullptr;    // kWait: the stream and position waited for
-  uint64_t targetPoint = 0;
-};
-
-struct Stream {
-  int device = -1;
-  bool alive = true;
-  std::string name;  // for messages: "stream 0x... (device 1)", "the default stream of device 1"
-  Timeline timeline = 0;
-  Clock clock;  // what this stream's last queued position comes after
-  std::deque<Item> queue;
-  uint64_t enqueued = 0;   // positions queued
-  uint64_t completed = 0;  // positions done (a prefix: streams run in order)
-  uint64_t demand = 0;     // lazy mode: positions something waits for
-  aclError error = ACL_SUCCESS;  // the first failure since the last synchronization
-  std::string errorMessage;
-  std::thread worker;
-  bool running = false;   // the worker is running a task, unlocked
-  bool sleeping = false;  // the worker waits on `wake` (only then is it notified)
-  std::atomic<uint64_t> signals{0};  // bumped by wakeWorker and releaseAndWake, read while spinning
-  bool stop = false;
-  std::condition_variable wake;
-};
-
-struct Event {
-  int device = -1;
-  uint32_t flags = 0;
-  bool alive = true;
-  bool recorded = false;
-  Stream* stream = nullptr;  // where it was last recorded
-  uint64_t point = 0;        // that stream's position of the record
-  uint64_t serial = 0;       // records so far
-  bool stamped = false;      // the latest record completed, at timestampNs
-  uint64_t timestampNs = 0;
-  Clock clock;  // what the latest record comes after
-};
-
-// aclrtCreateEvent's flags: CANN's RT_EVENT_DEFAULT (DDSYNC | TIME_LINE | STREAM_MARK).
-constexpr uint32_t kDefaultEventFlags = 0x4 | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS;
-// The flags aclrtCreateEventWithFlag accepts (CANN's RT_EVENT_FLAG_MAX).
-constexpr uint32_t kEventFlagMask = 0x3F;
-// Flags with which an event can be waited for (the rest are timeline-only).
-constexpr uint32_t kWaitableFlags = ACL_EVENT_SYNC | 0x4 | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
 
 // FLAGOS_SIM_STREAMS, read once; fsimSetStreamMode overrides it.
 struct ModeConfig {
@@ -123,24 +69,6 @@ struct ModeConfig {
 ModeConfig& modeConfig() {
   static ModeConfig* config = new ModeConfig;
   return *config;
-}
-
-struct Handles {
-  std::mutex mutex;
-  std::condition_variable progress;  // some stream completed a position
-  // Every stream and event ever created, by handle; dead ones stay.
-  std::unordered_map<const void*, std::unique_ptr<Stream>> streams;
-  std::unordered_map<const void*, std::unique_ptr<Event>> events;
-  // Each device's default stream (the nullptr handle); replaced after a reset.
-  std::array<Stream*, kMaxDevices> defaults{};
-  std::vector<std::unique_ptr<Stream>> defaultStreams;  // owns them, dead ones included
-  bool exiting = false;  // the process is exiting: workers run nothing more
-  bool atexitRegistered = false;
-};
-
-Handles& handles() {
-  static Handles* h = new Handles;  // leaked: threads may use handles during exit
-  return *h;
 }
 
 bool lazy() { return modeConfig().mode.load() == FSIM_STREAMS_LAZY; }
@@ -171,18 +99,6 @@ void demand(Stream* s, uint64_t point) {
   }
 }
 
-// Requires the mutex (held by `lock`). Waits until stream `s` has completed
-// position `point`, asking for it in lazy mode.
-void waitFor(std::unique_lock<std::mutex>& lock, Stream* s, uint64_t point) {
-  Handles& h = handles();
-  if (s->completed >= point) return;
-  demand(s, point);
-  h.progress.wait(lock, [&] {
-    if (s->completed < point && lazy()) demand(s, point);  // the mode may have changed
-    return s->completed >= point || h.exiting;  // at exit the rest is dropped
-  });
-}
-
 // Requires the mutex. The host has seen everything queued on `s` so far complete.
 void observe(Stream* s) { hostObserved(s->clock); }
 
@@ -207,36 +123,6 @@ aclError takeError(const char* fn, Stream* s) {
 void runWorker(Stream* s);
 
 void stopAtExit();
-
-// Requires the mutex. Appends an item, starting the worker on first use.
-// The item comes after everything the host did before (program order); a
-// task's accesses are checked and recorded at its position. The caller
-// wakes the worker with releaseAndWake.
-void push(Handles& h, Stream* s, Item item) {
-  if (!s->worker.joinable()) {
-    if (!h.atexitRegistered) {
-      // Runs before the destructors of static objects constructed before
-      // this point, not of those constructed later (see stopAtExit).
-      std::atexit(stopAtExit);
-      h.atexitRegistered = true;
-    }
-    s->worker = std::thread(runWorker, s);
-  }
-  s->enqueued++;
-  static const std::vector<Access> kNone;
-  const Task& task = item.task;
-  queuedAt(s->timeline, s->clock, s->enqueued, task.work != nullptr ? task.work->accesses : kNone, task.what);
-  s->queue.push_back(std::move(item));
-}
-
-// Releases `lock` (the mutex), then tells the worker of `s` that work was
-// pushed. After, not before: a worker spinning for work would otherwise
-// contend for the lock the host still holds.
-void releaseAndWake(std::unique_lock<std::mutex>& lock, Stream* s) {
-  const bool sleeping = s->sleeping;
-  lock.unlock();
-  signalWorker(s, sleeping);
-}
 
 // Requires the mutex (held by `lock`). Finishes the stream's front item.
 void finish(Handles& h, Stream* s) {
@@ -358,12 +244,6 @@ void stopAtExit() {
   h.progress.wait_for(lock, std::chrono::seconds(10), [&] { return !anyRunning(); });
 }
 
-// Requires the mutex. The live stream behind a non-null handle, or nullptr.
-Stream* liveStream(Handles& h, aclrtStream stream) {
-  auto it = h.streams.find(stream);
-  return it != h.streams.end() && it->second->alive ? it->second.get() : nullptr;
-}
-
 // Requires the mutex. A device's default stream.
 Stream* defaultStream(Handles& h, int device) {
   if (h.defaults[device] == nullptr) {
@@ -375,21 +255,6 @@ Stream* defaultStream(Handles& h, int device) {
     h.defaults[device] = s;
   }
   return h.defaults[device];
-}
-
-// Requires the mutex (held by `lock`). Before a call queues on `stream` (a
-// handle, or nullptr for the current device's default stream): waits until
-// that stream's queue has room. Called before the caller validates anything,
-// since the mutex is released while waiting.
-void awaitRoom(std::unique_lock<std::mutex>& lock, Handles& h, aclrtStream stream) {
-  Stream* s = nullptr;
-  if (stream != nullptr) {
-    s = liveStream(h, stream);
-  } else if (const int device = currentDevice(); device >= 0) {
-    s = h.defaults[device];
-  }
-  if (s == nullptr || h.exiting || s->enqueued - s->completed < kQueueDepth) return;
-  waitFor(lock, s, s->enqueued - kQueueDepth + 1);
 }
 
 // Requires the mutex. The live stream behind a handle of any device (nullptr:
@@ -405,52 +270,6 @@ aclError anyStream(const char* fn, Handles& h, aclrtStream stream, Stream** out)
   int device = -1;
   if (aclError e = requireCurrentDevice(fn, &device)) return e;
   if (stream == nullptr) *out = defaultStream(h, device);
-  return ACL_SUCCESS;
-}
-
-// Requires the mutex. The live event behind a handle, or nullptr.
-Event* liveEvent(Handles& h, aclrtEvent event) {
-  auto it = h.events.find(event);
-  return it != h.events.end() && it->second->alive ? it->second.get() : nullptr;
-}
-
-bool complete(const Event& e) { return !e.recorded || e.stream->completed >= e.point; }
-
-aclError staleStream(const char* fn, aclrtStream stream) {
-  return fail(ACL_ERROR_RT_INVALID_HANDLE, fn, ": stream ", stream,
-              " is not a live stream (destroyed, its device was reset, or never created)");
-}
-
-aclError staleEvent(const char* fn, aclrtEvent event) {
-  return fail(ACL_ERROR_RT_INVALID_HANDLE, fn, ": event ", event, " is not a live event (destroyed or never created)");
-}
-
-aclError createEvent(const char* fn, aclrtEvent* event, uint32_t flags) {
-  int device = -1;
-  if (aclError e = requireCurrentDevice(fn, &device)) return e;
-  auto ev = std::make_unique<Event>();
-  ev->device = device;
-  ev->flags = flags;
-  *event = ev.get();
-  Handles& h = handles();
-  std::lock_guard lock(h.mutex);
-  h.events.emplace(ev.get(), std::move(ev));
-  return ACL_SUCCESS;
-}
-
-// Resolves the stream of a call that queues work on it: a stale handle, no
-// current device, or a stream of another device than the current one fail.
-// Requires the mutex.
-aclError streamOfCurrentDevice(const char* fn, Handles& h, aclrtStream stream, Stream** out) {
-  Stream* s = stream != nullptr ? liveStream(h, stream) : nullptr;
-  if (stream != nullptr && s == nullptr) return staleStream(fn, stream);
-  int current = -1;
-  if (aclError e = requireCurrentDevice(fn, &current)) return e;
-  if (s == nullptr) s = defaultStream(h, current);
-  if (s->device != current)
-    return fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, ": stream ", stream, " belongs to device ", s->device,
-                " but the current device is ", current);
-  *out = s;
   return ACL_SUCCESS;
 }
 
@@ -473,6 +292,78 @@ void joinAll(std::vector<std::thread>& joins) {
 }
 
 }  // namespace
+
+Handles& handles() {
+  static Handles* h = new Handles;  // leaked: threads may use handles during exit
+  return *h;
+}
+
+void waitFor(std::unique_lock<std::mutex>& lock, Stream* s, uint64_t point) {
+  Handles& h = handles();
+  if (s->completed >= point) return;
+  demand(s, point);
+  h.progress.wait(lock, [&] {
+    if (s->completed < point && lazy()) demand(s, point);  // the mode may have changed
+    return s->completed >= point || h.exiting;  // at exit the rest is dropped
+  });
+}
+
+void push(Handles& h, Stream* s, Item item) {
+  if (!s->worker.joinable()) {
+    if (!h.atexitRegistered) {
+      // Runs before the destructors of static objects constructed before
+      // this point, not of those constructed later (see stopAtExit).
+      std::atexit(stopAtExit);
+      h.atexitRegistered = true;
+    }
+    s->worker = std::thread(runWorker, s);
+  }
+  s->enqueued++;
+  static const std::vector<Access> kNone;
+  const Task& task = item.task;
+  queuedAt(s->timeline, s->clock, s->enqueued, task.work != nullptr ? task.work->accesses : kNone, task.what);
+  s->queue.push_back(std::move(item));
+}
+
+void releaseAndWake(std::unique_lock<std::mutex>& lock, Stream* s) {
+  const bool sleeping = s->sleeping;
+  lock.unlock();
+  signalWorker(s, sleeping);
+}
+
+Stream* liveStream(Handles& h, aclrtStream stream) {
+  auto it = h.streams.find(stream);
+  return it != h.streams.end() && it->second->alive ? it->second.get() : nullptr;
+}
+
+void awaitRoom(std::unique_lock<std::mutex>& lock, Handles& h, aclrtStream stream) {
+  Stream* s = nullptr;
+  if (stream != nullptr) {
+    s = liveStream(h, stream);
+  } else if (const int device = currentDevice(); device >= 0) {
+    s = h.defaults[device];
+  }
+  if (s == nullptr || h.exiting || s->enqueued - s->completed < kQueueDepth) return;
+  waitFor(lock, s, s->enqueued - kQueueDepth + 1);
+}
+
+aclError staleStream(const char* fn, aclrtStream stream) {
+  return fail(ACL_ERROR_RT_INVALID_HANDLE, fn, ": stream ", stream,
+              " is not a live stream (destroyed, its device was reset, or never created)");
+}
+
+aclError streamOfCurrentDevice(const char* fn, Handles& h, aclrtStream stream, Stream** out) {
+  Stream* s = stream != nullptr ? liveStream(h, stream) : nullptr;
+  if (stream != nullptr && s == nullptr) return staleStream(fn, stream);
+  int current = -1;
+  if (aclError e = requireCurrentDevice(fn, &current)) return e;
+  if (s == nullptr) s = defaultStream(h, current);
+  if (s->device != current)
+    return fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, ": stream ", stream, " belongs to device ", s->device,
+                " but the current device is ", current);
+  *out = s;
+  return ACL_SUCCESS;
+}
 
 std::optional<fsimStreamMode> streamMode(const char* fn) {
   ModeConfig& c = modeConfig();
@@ -653,176 +544,6 @@ aclError aclrtSynchronizeDevice(void) {
   }
   if (first != ACL_SUCCESS) setError(cat(fn, ": ", firstMessage));
   return first;
-}
-
-aclError aclrtCreateEvent(aclrtEvent* event) {
-  const char* fn = "aclrtCreateEvent";
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
-  return createEvent(fn, event, kDefaultEventFlags);
-}
-
-// flag: an OR of ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, 0x4 and
-// ACL_EVENT_TIME_LINE, or ACL_EVENT_DEVICE_USE_ONLY or ACL_EVENT_EXTERNAL
-// alone (ACL_EVENT_IPC needs aclrtCreateEventExWithFlag).
-aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
-  const char* fn = "aclrtCreateEventWithFlag";
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
-  if ((flag & kEventFlagMask) == 0 || flag > kEventFlagMask)
-    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": flag ", flag,
-                " is not an OR of ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, 0x4 and ACL_EVENT_TIME_LINE, "
-                "nor ACL_EVENT_DEVICE_USE_ONLY or ACL_EVENT_EXTERNAL alone");
-  for (uint32_t alone : {ACL_EVENT_DEVICE_USE_ONLY, ACL_EVENT_EXTERNAL}) {
-    if ((flag & alone) != 0 && flag != alone)
-      return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": flag ", flag, " combines ",
-                  alone == ACL_EVENT_EXTERNAL ? "ACL_EVENT_EXTERNAL" : "ACL_EVENT_DEVICE_USE_ONLY",
-                  ", which must be used alone, with other flags");
-  }
-  return createEvent(fn, event, flag);
-}
-
-// Needs no current device. A pending record still completes (waits that
-// were queued for it keep their point).
-aclError aclrtDestroyEvent(aclrtEvent event) {
-  const char* fn = "aclrtDestroyEvent";
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
-  Handles& h = handles();
-  std::lock_guard lock(h.mutex);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  e->alive = false;
-  return ACL_SUCCESS;
-}
-
-// Records on a stream of the current device (the event's own device is not
-// compared with it, as in CANN's open code): the event marks the stream's
-// current end, and completes when the stream gets there.
-aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-  const char* fn = "aclrtRecordEvent";
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
-  Handles& h = handles();
-  std::unique_lock lock(h.mutex);
-  awaitRoom(lock, h, stream);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);
-  if (e->flags == ACL_EVENT_DEVICE_USE_ONLY)
-    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": event ", event,
-                " was created with ACL_EVENT_DEVICE_USE_ONLY and cannot be recorded from the host");
-  Stream* s = nullptr;
-  if (aclError err = streamOfCurrentDevice(fn, h, stream, &s)) return err;
-  if (!streamMode(fn)) return ACL_ERROR_RT_PARAM_INVALID;
-  e->recorded = true;
-  e->stream = s;
-  e->serial++;
-  e->stamped = false;
-  Item item;
-  item.kind = ItemKind::kRecord;
-  item.event = e;
-  item.recordSerial = e->serial;
-  push(h, s, std::move(item));
-  e->point = s->enqueued;
-  e->clock = s->clock;
-  releaseAndWake(lock, s);
-  return ACL_SUCCESS;
-}
-
-// The stream (of the current device) waits for the event's latest record at
-// the time of this call, which may be on any device.
-aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-  const char* fn = "aclrtStreamWaitEvent";
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
-  Handles& h = handles();
-  std::unique_lock lock(h.mutex);
-  awaitRoom(lock, h, stream);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);
-  if (e->flags == ACL_EVENT_DEVICE_USE_ONLY)
-    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": event ", event,
-                " was created with ACL_EVENT_DEVICE_USE_ONLY and can be waited for on the device only");
-  if ((e->flags & kWaitableFlags) == 0)
-    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, ": event ", event, " has flags ", e->flags,
-                ", without ACL_EVENT_SYNC: it cannot be waited for");
-  Stream* s = nullptr;
-  if (aclError err = streamOfCurrentDevice(fn, h, stream, &s)) return err;
-  if (!e->recorded && (e->flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL)) == 0)
-    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": event ", event,
-                " has never been recorded (call aclrtRecordEvent first)");
-  if (!streamMode(fn)) return ACL_ERROR_RT_PARAM_INVALID;
-  if (!e->recorded) return ACL_SUCCESS;  // a sync event never recorded: nothing to wait for
-  Item item;
-  item.kind = ItemKind::kWait;
-  item.target = e->stream;
-  item.targetPoint = e->point;
-  push(h, s, std::move(item));
-  s->clock.join(e->clock);
-  releaseAndWake(lock, s);
-  return ACL_SUCCESS;
-}
-
-// Any device's event, no current device needed; a never-recorded event
-// returns at once. Failures of the work waited for stay with its stream.
-aclError aclrtSynchronizeEvent(aclrtEvent event) {
-  const char* fn = "aclrtSynchronizeEvent";
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
-  Handles& h = handles();
-  std::unique_lock lock(h.mutex);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  if (e->flags == ACL_EVENT_EXTERNAL)
-    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, ": event ", event,
-                " was created with ACL_EVENT_EXTERNAL and cannot be synchronized");
-  if (!e->recorded) return ACL_SUCCESS;
-  const Clock clock = e->clock;
-  waitFor(lock, e->stream, e->point);
-  hostObserved(clock);
-  return ACL_SUCCESS;
-}
-
-// NOT_READY only while a recorded point is pending; a never-recorded event
-// is COMPLETE.
-aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status) {
-  const char* fn = "aclrtQueryEvent";
-  if (event == nullptr || status == nullptr)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ", event == nullptr ? "event" : "status", " is nullptr");
-  Handles& h = handles();
-  std::lock_guard lock(h.mutex);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  if (e->flags == ACL_EVENT_EXTERNAL)
-    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, ": event ", event,
-                " was created with ACL_EVENT_EXTERNAL and cannot be queried");
-  if (complete(*e)) {
-    if (e->recorded) hostObserved(e->clock);
-    *status = ACL_EVENT_STATUS_COMPLETE;
-  } else {
-    *status = ACL_EVENT_STATUS_NOT_READY;
-  }
-  return ACL_SUCCESS;
-}
-
-// Milliseconds from startEvent's completion to endEvent's.
-aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
-  const char* fn = "aclrtEventElapsedTime";
-  if (ms == nullptr || startEvent == nullptr || endEvent == nullptr)
-    return fail(ACL_ERROR_INVALID_PARAM, fn, ": ",
-                ms == nullptr ? "ms" : startEvent == nullptr ? "startEvent" : "endEvent", " is nullptr");
-  Handles& h = handles();
-  std::lock_guard lock(h.mutex);
-  Event* start = liveEvent(h, startEvent);
-  if (start == nullptr) return staleEvent(fn, startEvent);
-  Event* end = liveEvent(h, endEvent);
-  if (end == nullptr) return staleEvent(fn, endEvent);
-  if (start->flags == ACL_EVENT_EXTERNAL || end->flags == ACL_EVENT_EXTERNAL)
-    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, ": events created with ACL_EVENT_EXTERNAL have no time");
-  if (!start->recorded || !end->recorded)
-    return fail(ACL_ERROR_RT_INTERNAL_ERROR, fn, ": ", !start->recorded ? "startEvent " : "endEvent ",
-                !start->recorded ? startEvent : endEvent, " has never been recorded");
-  if (!start->stamped || !end->stamped)
-    return fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, fn, ": ", !start->stamped ? "startEvent" : "endEvent",
-                " has not completed yet (synchronize it first)");
-  *ms = static_cast<float>((static_cast<double>(end->timestampNs) - static_cast<double>(start->timestampNs)) / 1e6);
-  return ACL_SUCCESS;
 }
 
 int32_t fsimStreamDevice(void* stream) {
