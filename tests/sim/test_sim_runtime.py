@@ -1,4 +1,4 @@
-"""The simulator's tests: runs build/bin/flagos_sim_tests (tests/sim/sim_tests.cc)
+"""The simulator's tests: runs build/bin/flagos_sim_tests (tests/sim/sim_*.cc)
 under the environments its cases need.
 
 In the project's build (build/cmake, from `pip install -e .`) the driver is
@@ -6,7 +6,7 @@ not a default target: it is built here, so it is never older than its
 sources. Standalone (see csrc/sim/README.md):
   cmake -S csrc/sim -B build/sim -G Ninja -DCMAKE_PREFIX_PATH=<torch cmake prefix> \
         -DFLAGOS_LIB_DIR=$PWD/torch_fl/lib -DFLAGOS_BIN_DIR=$PWD/build/bin
-  ninja -C build/sim
+  cmake --build build/sim && ctest --test-dir build/sim
 """
 
 import json
