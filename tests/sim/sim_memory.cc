@@ -347,6 +347,8 @@ TEST(memcpy_across_devices_needs_peer_access) {
   DeviceMem a(0, 16), b(1, 16);
   std::vector<int32_t> in = {5, 6, 7, 8}, out(4, 0);
   setDevice(0);
+  // Peer access is process-wide and another case may have enabled the pair.
+  if (aclrtDeviceDisablePeerAccess(1) != ACL_SUCCESS) lastError();
   CHECK_EQ(aclrtMemcpy(a.get(), 16, in.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
   CHECK_EQ(aclrtMemcpy(b.get(), 16, a.get(), 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
   CHECK_ERR_HAS("aclrtMemcpy", "from device 0 to device 1", "peer access");
