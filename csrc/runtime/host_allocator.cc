@@ -1,12 +1,13 @@
 #include "runtime/host_allocator.h"
 
 #include <c10/util/Exception.h>
-#include <c10/util/llvmMathExtras.h>
 
 #include <cstring>
-#include <deque>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "runtime/acl_check.h"
@@ -16,241 +17,139 @@
 namespace flagos {
 namespace {
 
-constexpr size_t kMinBlock = 512;
-
-struct HostBlock {
-  size_t size = 0;  // rounded
-  bool allocated = false;
-  std::vector<c10::Stream> uses;  // streams of non-blocking copies that used it
-};
-
-struct PendingHost {
-  void* ptr = nullptr;
-  BlockEvents events;
-};
-
-class PinnedPool final : public at::HostAllocator {
+// An event recorded on a stream that used a pinned block when the block was
+// freed. ATen's caching host allocator keeps the block out of its free lists
+// until each such event has completed, then destroys the event: that hands
+// it back to its device's pool.
+class PinnedUseEvent {
  public:
-  c10::DataPtr allocate(size_t nbytes) override {
-    if (nbytes == 0) {
-      return c10::DataPtr(nullptr, nullptr, &c10::detail::deleteNothing, c10::Device(c10::DeviceType::CPU));
-    }
-    const size_t size = std::max(kMinBlock, static_cast<size_t>(c10::llvm::PowerOf2Ceil(nbytes)));
-    process_events();
-    void* ptr = take_cached(size);
-    if (ptr == nullptr) {
-      ptr = malloc_host(size);
-    }
-    return c10::DataPtr(ptr, ptr, &PinnedPool::release, c10::Device(c10::DeviceType::CPU));
+  PinnedUseEvent(c10::DeviceIndex device, aclrtEvent event) : device_(device), event_(event) {}
+  PinnedUseEvent(PinnedUseEvent&& other) noexcept : device_(other.device_), event_(std::exchange(other.event_, nullptr)) {}
+  PinnedUseEvent& operator=(PinnedUseEvent&& other) noexcept {
+    std::swap(device_, other.device_);
+    std::swap(event_, other.event_);
+    return *this;
+  }
+  PinnedUseEvent(const PinnedUseEvent&) = delete;
+  PinnedUseEvent& operator=(const PinnedUseEvent&) = delete;
+  ~PinnedUseEvent() {
+    if (event_ != nullptr) release_event(device_, event_);
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return &PinnedPool::release; }
+  aclrtEvent get() const { return event_; }
+  bool complete() const { return all_complete({{device_, event_}}, "a pinned block's event"); }
+
+ private:
+  c10::DeviceIndex device_;
+  aclrtEvent event_;
+};
+
+using PinnedBlock = at::HostBlock<c10::Stream>;
+
+// The runtime hooks of ATen's caching host allocator (the caching, the
+// deferred reuse of blocks that non-blocking copies used, the statistics are
+// ATen's), plus the block table that answers "is this address pinned" for
+// any address inside a block, as isPinnedPtr and copies ask it.
+class PinnedPool final : public at::CachingHostAllocatorImpl<c10::Stream, PinnedUseEvent> {
+ public:
+  // The start of the block holding `ptr`, or nullptr.
+  void* block_start(const void* ptr) {
+    std::lock_guard<std::mutex> lock(held_mutex_);
+    auto it = held_.upper_bound(const_cast<void*>(ptr));
+    if (it == held_.begin()) return nullptr;
+    --it;
+    return static_cast<const char*>(ptr) < static_cast<const char*>(it->first) + it->second ? it->first : nullptr;
+  }
+
+  // With the kPinnedReuse wait switched off (negative controls), a freed
+  // block goes back to the free lists at once, whatever copies still read it.
+  void free(void* ctx) override {
+    if (ctx != nullptr && !stream_wait_enabled(StreamWait::kPinnedReuse)) {
+      auto* block = static_cast<PinnedBlock*>(ctx);
+      std::lock_guard<std::mutex> lock(block->mutex_);
+      block->streams_.clear();
+    }
+    CachingHostAllocatorImpl::free(ctx);
+  }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 
-  bool record_event(void* ptr, void* /*ctx*/, c10::Stream stream) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = containing(ptr);
-    if (it == blocks_.end() || !it->second.allocated) {
-      return false;
-    }
-    for (const c10::Stream& s : it->second.uses) {
-      if (s == stream) return true;
-    }
-    it->second.uses.push_back(stream);
-    return true;
-  }
-
-  bool contains(const void* ptr) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return containing(ptr) != blocks_.end();
-  }
-
-  // Returns every cached block to the runtime, once the copies that used
-  // them are done (aclrtFreeHost does not wait).
-  void empty_cache() override {
-    std::deque<PendingHost> pending;
-    std::vector<void*> cached;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      pending.swap(pending_);
-      for (auto& [size, ptr] : free_) cached.push_back(ptr);
-      free_.clear();
-      for (const PendingHost& p : pending) cached.push_back(p.ptr);
-      for (void* ptr : cached) {
-        const size_t size = blocks_.at(ptr).size;
-        stats_.allocations.decrease(1);
-        stats_.allocated_bytes.decrease(size);
-        stats_.num_host_free += 1;
-        blocks_.erase(ptr);
-      }
-    }
-    for (PendingHost& p : pending) {
-      for (auto& [device, event] : p.events) {
-        if (stream_wait_enabled(StreamWait::kRelease)) {
-          try {
-            synchronize_event(event);
-          } catch (const std::exception& e) {
-            TORCH_WARN("flagos: waiting for a pinned block's copies failed: ", e.what());
-          }
-        }
-        release_event(device, event);
-      }
-    }
-    for (void* ptr : cached) {
-      const aclError status = aclrtFreeHost(ptr);
-      if (status != ACL_SUCCESS) {
-        TORCH_WARN("flagos: aclrtFreeHost failed with ACL error ", status, ": ", recent_error_message());
-      }
-    }
-  }
-
-  at::HostStats get_stats() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
-  }
-
-  void reset_accumulated_stats() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto* stat : {&stats_.active_requests, &stats_.active_bytes, &stats_.allocations, &stats_.allocated_bytes})
-      stat->reset_accumulated();
-    stats_.num_host_alloc = 0;
-    stats_.num_host_free = 0;
-  }
-
-  void reset_peak_stats() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto* stat : {&stats_.active_requests, &stats_.active_bytes, &stats_.allocations, &stats_.allocated_bytes})
-      stat->reset_peak();
-  }
-
  private:
-  static void release(void* ptr);
-
-  // Requires the mutex.
-  std::map<void*, HostBlock>::iterator containing(const void* ptr) {
-    auto it = blocks_.upper_bound(const_cast<void*>(ptr));
-    if (it == blocks_.begin()) return blocks_.end();
-    --it;
-    const auto* base = static_cast<const char*>(it->first);
-    return static_cast<const char*>(ptr) < base + it->second.size ? it : blocks_.end();
-  }
-
-  void* take_cached(size_t size) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_.find(size);
-    if (it == free_.end()) return nullptr;
-    void* ptr = it->second;
-    free_.erase(it);
-    HostBlock& block = blocks_.at(ptr);
-    block.allocated = true;
-    block.uses.clear();
-    stats_.active_requests.increase(1);
-    stats_.active_bytes.increase(size);
-    return ptr;
-  }
-
-  void* malloc_host(size_t size) {
-    // aclrtMallocHost needs a current device; any will do.
-    current_device();
-    void* ptr = nullptr;
-    aclError status = aclrtMallocHost(&ptr, size);
+  void allocate_host_memory(size_t size, void** ptr) override {
+    current_device();  // aclrtMallocHost needs a current device; any will do
+    aclError status = aclrtMallocHost(ptr, size);
     if (status != ACL_SUCCESS) {
       empty_cache();
-      status = aclrtMallocHost(&ptr, size);
+      status = aclrtMallocHost(ptr, size);
     }
     TORCH_CHECK_WITH(OutOfMemoryError, status == ACL_SUCCESS, "flagos: allocating ", size,
                      " bytes of pinned host memory failed with ACL error ", status, ": ", recent_error_message());
-    std::lock_guard<std::mutex> lock(mutex_);
-    HostBlock block;
-    block.size = size;
-    block.allocated = true;
-    blocks_.emplace(ptr, block);
-    stats_.allocations.increase(1);
-    stats_.allocated_bytes.increase(size);
-    stats_.active_requests.increase(1);
-    stats_.active_bytes.increase(size);
-    stats_.num_host_alloc += 1;
-    return ptr;
+    std::lock_guard<std::mutex> lock(held_mutex_);
+    held_.emplace(*ptr, size);
   }
 
-  void process_events() {
-    std::vector<std::pair<c10::DeviceIndex, aclrtEvent>> done;
+  // Called only for a block whose uses' events have completed (or that no
+  // copy used): aclrtFreeHost does not wait.
+  void free_block(PinnedBlock* block) override {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (pending_.empty()) return;
-      for (auto it = pending_.begin(); it != pending_.end();) {
-        if (!all_complete(it->events, "a pinned block's event")) {
-          ++it;
-          continue;
-        }
-        done.insert(done.end(), it->events.begin(), it->events.end());
-        free_.emplace(blocks_.at(it->ptr).size, it->ptr);
-        it = pending_.erase(it);
-      }
+      std::lock_guard<std::mutex> lock(held_mutex_);
+      held_.erase(block->ptr_);
     }
-    for (const auto& [device, event] : done) release_event(device, event);
+    const aclError status = aclrtFreeHost(block->ptr_);
+    if (status != ACL_SUCCESS) {
+      TORCH_WARN("flagos: aclrtFreeHost failed with ACL error ", status, ": ", recent_error_message());
+    }
   }
 
-  // The deleter: a block no copy used is free at once; one that copies used
-  // waits for events recorded on their streams now (kPinnedReuse).
-  void give_back(void* ptr) {
-    std::vector<c10::Stream> uses;
-    size_t size = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      HostBlock& block = blocks_.at(ptr);
-      block.allocated = false;
-      size = block.size;
-      uses.swap(block.uses);
-      stats_.active_requests.decrease(1);
-      stats_.active_bytes.decrease(size);
-      if (uses.empty() || !stream_wait_enabled(StreamWait::kPinnedReuse)) {
-        free_.emplace(size, ptr);
-        return;
-      }
+  // Runs in the deleter, which must not throw: a use whose event cannot be
+  // recorded keeps its block out of the free lists for good (leaked, never
+  // handed out while a copy may still read it).
+  void record_stream(std::optional<std::vector<PinnedUseEvent>>& events, c10::Stream stream) override {
+    try {
+      PinnedUseEvent use(stream.device_index(), acquire_event(stream.device_index()));
+      flagos::record_event(use.get(), stream);
+      events->push_back(std::move(use));
+    } catch (const std::exception& e) {
+      TORCH_WARN("flagos: recording a pinned block's use failed: ", e.what());
     }
-    PendingHost pending{ptr, {}};
-    for (const c10::Stream& s : uses) {
-      try {
-        aclrtEvent event = acquire_event(s.device_index());
-        pending.events.emplace_back(s.device_index(), event);
-        flagos::record_event(event, s);
-      } catch (const std::exception& e) {
-        TORCH_WARN("flagos: recording a pinned block's use failed: ", e.what());
-      }
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending_.push_back(std::move(pending));
   }
 
-  std::mutex mutex_;
-  std::map<void*, HostBlock> blocks_;  // every block held from the runtime
-  std::multimap<size_t, void*> free_;
-  std::deque<PendingHost> pending_;
-  at::HostStats stats_;
+  bool query_event(PinnedUseEvent& event) override { return event.complete(); }
+
+  // Asked only while a graph capture runs, which flagos does not have.
+  c10::Stream get_current_stream() const override { return current_stream(current_device()); }
+  bool stream_is_capturing(c10::Stream /*stream*/) const override { return false; }
+
+  std::mutex held_mutex_;
+  std::map<void*, size_t> held_;  // every block held from the runtime: start -> size
 };
 
-PinnedPool& pool() {
-  static auto* instance = new PinnedPool();  // leaked: deleters may run during exit
+void release_pinned_block(void* ctx);
+
+struct PinnedAllocator final : public at::CachingHostAllocatorInterface<PinnedPool, release_pinned_block> {};
+
+PinnedAllocator& pinned_pool() {
+  static auto* instance = new PinnedAllocator();  // leaked: deleters may run during exit
   return *instance;
 }
 
-void PinnedPool::release(void* ptr) { pool().give_back(ptr); }
+void release_pinned_block(void* ctx) { pinned_pool().free(ctx); }
 
 const bool host_allocator_registered = [] {
-  at::setHostAllocator(c10::DeviceType::PrivateUse1, &pool());
+  at::setHostAllocator(c10::DeviceType::PrivateUse1, &pinned_pool());
   return true;
 }();
 
 }  // namespace
 
-at::HostAllocator* pinned_allocator() { return &pool(); }
+at::HostAllocator* pinned_allocator() { return &pinned_pool(); }
 
-bool is_pinned(const void* ptr) { return ptr != nullptr && pool().contains(ptr); }
+bool is_pinned(const void* ptr) { return ptr != nullptr && pinned_pool().impl_->block_start(ptr) != nullptr; }
 
 void record_pinned_use(const void* ptr, c10::Stream stream) {
-  pool().record_event(const_cast<void*>(ptr), nullptr, stream);
+  if (void* start = pinned_pool().impl_->block_start(ptr)) {
+    pinned_pool().record_event(start, nullptr, stream);
+  }
 }
 
 }  // namespace flagos

@@ -3,11 +3,12 @@
 // PyTorch's PrivateUse1 hooks (getPinnedMemoryAllocator, isPinnedPtr) and
 // at::getHostAllocator(PrivateUse1).
 //
-// Blocks come from aclrtMallocHost, rounded up to a power of two, and are
-// cached on free like CUDA's host caching allocator: a block a non-blocking
-// copy used goes back to the cache only once an event recorded on the copy's
-// stream at the free has completed (StreamWait::kPinnedReuse), so that a new
-// tensor cannot overwrite memory a queued copy has not read yet.
+// ATen's caching host allocator (at::CachingHostAllocatorImpl, as CUDA's)
+// does the caching, the statistics and the deferred reuse; blocks come from
+// aclrtMallocHost. A block a non-blocking copy used goes back to the cache
+// only once an event recorded on the copy's stream at the free has completed
+// (StreamWait::kPinnedReuse), so that a new tensor cannot overwrite memory a
+// queued copy has not read yet.
 #pragma once
 
 #include <ATen/core/CachingHostAllocator.h>

@@ -121,3 +121,20 @@ def test_non_blocking_copies_between_flagos_devices():
     y = x.to("flagos:1", non_blocking=True)
     x.fill_(0)  # after the copy: the source's stream waits for it
     assert torch.equal(y.cpu(), torch.arange(N, dtype=torch.float32) * 3)
+
+
+def test_freed_pinned_blocks_are_cached_until_the_host_cache_is_emptied():
+    """A freed block stays with the allocator (no aclrtFreeHost) and serves the next request of its
+    size; empty_host_cache returns it to the runtime."""
+    torch.accelerator.empty_host_cache()
+    live = sim.stats()["live_pinned_allocations"]
+    p = torch.empty(N, pin_memory=True)
+    ptr = p.data_ptr()
+    assert sim.stats()["live_pinned_allocations"] == live + 1
+    del p
+    assert sim.stats()["live_pinned_allocations"] == live + 1  # cached, not freed
+    q = torch.empty(N, pin_memory=True)
+    assert q.data_ptr() == ptr and sim.stats()["live_pinned_allocations"] == live + 1
+    del q
+    torch.accelerator.empty_host_cache()
+    assert sim.stats()["live_pinned_allocations"] == live
