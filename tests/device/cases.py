@@ -506,7 +506,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "_scaled_dot_product_fused_attention_overrideable",
                "_scaled_dot_product_fused_attention_overrideable_backward",
                "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl",
-               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward", "_fused_adamw_", "_fused_adam_")
+               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward", "_fused_adamw_", "_fused_adam_",
+               "_unique2")
 
 
 # The fused RNN cells have no CPU kernel: their references are the cells'
@@ -736,6 +737,10 @@ def _special(spec: OpSpec) -> list[Case] | None:
             Case(spec, "amsgrad", lambda p, g, m, v, mx, s, op=getattr(aten, name): op([p], [g], [m], [v], [mx], [s],
                                                                                         amsgrad=True, **adam),
                  (p, g, m, v, v + 0.5, torch.tensor(2.0)), tags=("plain",))]
+    # unique with the inverse and the counts (without them, an output is empty and the
+    # negative control would have no non-empty sample).
+    table["_unique2"] = [Case(spec, "inverse and counts", lambda t: aten._unique2(t, True, True, True), (ints,),
+                              tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 
