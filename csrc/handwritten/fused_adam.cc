@@ -35,7 +35,7 @@ void check_list(const char* op, const char* name, at::TensorList list, size_t ex
 }
 
 // CANN's operator takes 1-8 dims: a 0-dim parameter (a scalar) is viewed as 1-D.
-at::Tensor at_least_1d(const at::Tensor& t) { return t.defined() && t.dim() == 0 ? t.view({1}) : t; }
+at::Tensor scalar_as_1d(const at::Tensor& t) { return t.defined() && t.dim() == 0 ? t.view({1}) : t; }
 
 void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params, at::TensorList grads,
                      at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
@@ -91,8 +91,8 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
     }
     // A CPU step (a number) is copied to the launch device.
     const at::Tensor step = state_steps[i].to(param.device());
-    FLAGOS_GUARDED_LAUNCH(param, aclnnApplyAdamWV2, at_least_1d(param), at_least_1d(exp_avgs[i]),
-                          at_least_1d(exp_avg_sqs[i]), at_least_1d(max_exp_avg_sq), at_least_1d(grad), step,
+    FLAGOS_GUARDED_LAUNCH(param, aclnnApplyAdamWV2, scalar_as_1d(param), scalar_as_1d(exp_avgs[i]),
+                          scalar_as_1d(exp_avg_sqs[i]), scalar_as_1d(max_exp_avg_sq), scalar_as_1d(grad), step,
                           static_cast<float>(lr), static_cast<float>(beta1), static_cast<float>(beta2),
                           static_cast<float>(decay), static_cast<float>(eps), amsgrad, negate);
   }

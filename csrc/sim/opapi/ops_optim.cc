@@ -12,8 +12,8 @@ namespace {
 inline constexpr DTypes kAdamDtypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 inline constexpr DTypes kStepDtypes{ACL_FLOAT, ACL_INT64};
 
-bool same_shape(const aclTensor* a, const aclTensor* b) { return !a || !b || a->viewDims == b->viewDims; }
-bool same_dtype(const aclTensor* a, const aclTensor* b) { return !a || !b || a->dtype == b->dtype; }
+bool adam_shapes_match(const aclTensor* a, const aclTensor* b) { return !a || !b || a->viewDims == b->viewDims; }
+bool adam_dtypes_match(const aclTensor* a, const aclTensor* b) { return !a || !b || a->dtype == b->dtype; }
 }  // namespace
 
 // CANN's checks: var, m, v, grad (and maxGradNorm under amsgrad) of one
@@ -34,8 +34,8 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclTensor* mRef
   const aclTensor* amsgrad_state = amsgrad ? maxGradNormOptionalRef : nullptr;
   const aclTensor* others[] = {mRef, vRef, grad, amsgrad_state};
   for (const aclTensor* t : others) {
-    op.require(same_dtype(varRef, t), "varRef, mRef, vRef, grad and maxGradNormOptionalRef must have one dtype");
-    op.require(same_shape(varRef, t), "varRef, mRef, vRef, grad and maxGradNormOptionalRef must have one shape");
+    op.require(adam_dtypes_match(varRef, t), "varRef, mRef, vRef, grad and maxGradNormOptionalRef must have one dtype");
+    op.require(adam_shapes_match(varRef, t), "varRef, mRef, vRef, grad and maxGradNormOptionalRef must have one shape");
   }
   op.require(!varRef || (!varRef->viewDims.empty() && varRef->viewDims.size() <= 8), "varRef must have 1 to 8 dims");
   int64_t step_elements = 1;
