@@ -507,7 +507,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "_scaled_dot_product_fused_attention_overrideable",
                "_scaled_dot_product_fused_attention_overrideable_backward",
                "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl",
-               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward")
+               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward", "_fused_adamw_", "_fused_adam_",
+               "_unique2")
 
 
 # The fused RNN cells have no CPU kernel: their references are the cells'
@@ -734,6 +735,22 @@ def _special(spec: OpSpec) -> list[Case] | None:
     table["_thnn_fused_gru_cell_backward"] = [
         Case(spec, "bias", lambda *a: aten._thnn_fused_gru_cell_backward(*a),
              (_rand(3, 2, seed=17), gru_workspace, True), ref=_gru_backward_ref, tags=("plain",))]
+    # torch.optim's fused Adam steps on one parameter (amsgrad adds a state); the step count is
+    # a 0-dim tensor, as the optimizer keeps it.
+    p, g, m, v = _rand(3, 4, seed=19), _rand(3, 4, seed=20), _rand(3, 4, seed=21) * 0.1, _rand(3, 4, seed=22).abs()
+    adam = dict(lr=1e-2, beta1=0.9, beta2=0.999, weight_decay=0.1, eps=1e-8, maximize=False)
+    for name in ("_fused_adamw_", "_fused_adam_"):
+        table[name] = [
+            Case(spec, "plain", lambda p, g, m, v, s, op=getattr(aten, name): op([p], [g], [m], [v], [], [s],
+                                                                                  amsgrad=False, **adam),
+                 (p, g, m, v, torch.tensor(2.0)), tags=("plain",)),
+            Case(spec, "amsgrad", lambda p, g, m, v, mx, s, op=getattr(aten, name): op([p], [g], [m], [v], [mx], [s],
+                                                                                        amsgrad=True, **adam),
+                 (p, g, m, v, v + 0.5, torch.tensor(2.0)), tags=("plain",))]
+    # unique with the inverse and the counts (without them, an output is empty and the
+    # negative control would have no non-empty sample).
+    table["_unique2"] = [Case(spec, "inverse and counts", lambda t: aten._unique2(t, True, True, True), (ints,),
+                              tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 
