@@ -115,9 +115,40 @@ void fused_adam(at::TensorList self, at::TensorList grads, at::TensorList exp_av
                   beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
 }
 
+// The .tensor_lr overloads (torch.optim with a tensor lr, as LR schedulers
+// that capture it use): CANN's operator takes lr as a float, so it is read on
+// the host (a synchronization when lr lives on a flagos device).
+double lr_value(const char* op, const at::Tensor& lr) {
+  TORCH_CHECK(lr.numel() == 1, op, ": lr must have one element, got ", lr.numel());
+  return lr.item<double>();
+}
+
+void fused_adamw_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                           at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
+                           const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
+                           bool amsgrad, bool maximize, const std::optional<at::Tensor>& grad_scale,
+                           const std::optional<at::Tensor>& found_inf) {
+  fused_adam_step("_fused_adamw_", true, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                  lr_value("_fused_adamw_", lr), beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale,
+                  found_inf);
+}
+
+void fused_adam_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                          at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
+                          const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
+                          bool amsgrad, bool maximize, const std::optional<at::Tensor>& grad_scale,
+                          const std::optional<at::Tensor>& found_inf) {
+  fused_adam_step("_fused_adam_", false, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                  lr_value("_fused_adam_", lr), beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale,
+                  found_inf);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_", flagos::with_dtype_fallback<"_fused_adamw_", &fused_adamw>());
   m.impl("_fused_adam_", flagos::with_dtype_fallback<"_fused_adam_", &fused_adam>());
+  m.impl("_fused_adamw_.tensor_lr",
+         flagos::with_dtype_fallback<"_fused_adamw_.tensor_lr", &fused_adamw_tensor_lr>());
+  m.impl("_fused_adam_.tensor_lr", flagos::with_dtype_fallback<"_fused_adam_.tensor_lr", &fused_adam_tensor_lr>());
 }
 
 }  // namespace

@@ -508,7 +508,7 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "_scaled_dot_product_fused_attention_overrideable_backward",
                "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl",
                "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward", "_fused_adamw_", "_fused_adam_",
-               "_unique2")
+               "_fused_adamw_.tensor_lr", "_fused_adam_.tensor_lr", "_unique2")
 
 
 # The fused RNN cells have no CPU kernel: their references are the cells'
@@ -747,6 +747,12 @@ def _special(spec: OpSpec) -> list[Case] | None:
             Case(spec, "amsgrad", lambda p, g, m, v, mx, s, op=getattr(aten, name): op([p], [g], [m], [v], [mx], [s],
                                                                                         amsgrad=True, **adam),
                  (p, g, m, v, v + 0.5, torch.tensor(2.0)), tags=("plain",))]
+    # The .tensor_lr overloads: lr a 0-dim tensor on the case's device.
+    for name in ("_fused_adamw_", "_fused_adam_"):
+        table[name + ".tensor_lr"] = [
+            Case(spec, "tensor lr", lambda p, g, m, v, s, lr, op=getattr(aten, name).tensor_lr: op(
+                [p], [g], [m], [v], [], [s], lr=lr, amsgrad=False, **{k: a for k, a in adam.items() if k != "lr"}),
+                 (p, g, m, v, torch.tensor(2.0), torch.tensor(adam["lr"])), tags=("plain",))]
     # unique with the inverse and the counts (without them, an output is empty and the
     # negative control would have no non-empty sample).
     table["_unique2"] = [Case(spec, "inverse and counts", lambda t: aten._unique2(t, True, True, True), (ints,),

@@ -128,3 +128,52 @@ def test_negative_control(unguarded):
     dev = to_device(make_state([(4,)], torch.float32, amsgrad=False))
     with rejected():
         OPS["adamw"](*dev, **kwargs())
+
+
+@pytest.mark.parametrize("kind", ["adamw", "adam"])
+@pytest.mark.parametrize("lr_device", ["cpu", DEVICE, "flagos:1"])
+def test_tensor_lr_matches_cpu(kind, lr_device):
+    cpu = make_state([(4, 3), (5,), (), (0,)], torch.float32, amsgrad=True)
+    dev = to_device(cpu)
+    args = kwargs(amsgrad=True, maximize=True)
+    lr = torch.tensor(args.pop("lr"), dtype=torch.float64)
+    lr_dev = lr.to(lr_device)
+    torch_fl.sim.reset_stats()
+    OPS[kind](*dev, lr=lr_dev, **args)
+    OPS[kind](*cpu, lr=lr, **args)
+    assert_clean(*dev[0], ops=["aclnnApplyAdamWV2"])
+    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 3
+    assert_state_close(dev, cpu, torch.float32)
+
+
+def test_optimizer_with_a_tensor_lr():
+    torch.manual_seed(0)
+    cpu_params = [torch.randn(4, 3, requires_grad=True)]
+    dev_params = [cpu_params[0].detach().to(DEVICE).requires_grad_()]
+    cpu_opt = torch.optim.AdamW(cpu_params, lr=torch.tensor(1e-2), fused=True)
+    dev_opt = torch.optim.AdamW(dev_params, lr=torch.tensor(1e-2), fused=True)
+    torch_fl.sim.reset_stats()
+    for params, opt in ((cpu_params, cpu_opt), (dev_params, dev_opt)):
+        for _ in range(2):
+            opt.zero_grad()
+            params[0].square().sum().backward()
+            opt.step()
+    assert torch_fl.sim.stats()["fallback_ops"] == {}
+    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 2
+    torch.testing.assert_close(dev_params[0].detach().cpu(), cpu_params[0].detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_tensor_lr_must_have_one_element():
+    dev = to_device(make_state([(4,)], torch.float32, amsgrad=False))
+    args = kwargs()
+    args.pop("lr")
+    with pytest.raises(RuntimeError, match=r"_fused_adamw_: lr must have one element, got 2"):
+        OPS["adamw"](*dev, lr=torch.tensor([1e-2, 1e-3]), **args)
+    assert "aclnnApplyAdamWV2" not in torch_fl.sim.stats()["op_launches"]
+
+
+def test_negative_control_tensor_lr(unguarded):
+    dev = to_device(make_state([(4,)], torch.float32, amsgrad=False))
+    args = kwargs()
+    with rejected():
+        OPS["adam"](*dev, lr=torch.tensor(args.pop("lr")), **args)
