@@ -508,7 +508,7 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "_scaled_dot_product_fused_attention_overrideable_backward",
                "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl",
                "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward", "_fused_adamw_", "_fused_adam_",
-               "_fused_adamw_.tensor_lr", "_fused_adam_.tensor_lr", "_unique2")
+               "_fused_adamw_.tensor_lr", "_fused_adam_.tensor_lr", "_unique2", "_transformer_encoder_layer_fwd")
 
 
 # The fused RNN cells have no CPU kernel: their references are the cells'
@@ -753,6 +753,17 @@ def _special(spec: OpSpec) -> list[Case] | None:
             Case(spec, "tensor lr", lambda p, g, m, v, s, lr, op=getattr(aten, name).tensor_lr: op(
                 [p], [g], [m], [v], [], [s], lr=lr, amsgrad=False, **{k: a for k, a in adam.items() if k != "lr"}),
                  (p, g, m, v, torch.tensor(2.0), torch.tensor(adam["lr"])), tags=("plain",))]
+    # nn.TransformerEncoderLayer's fast path: embed 4, 2 heads, feed-forward 6, a key-padding mask.
+    embed, ffn = 4, 6
+    layer = [_rand(3 * embed, embed, seed=23) * 0.3, _rand(3 * embed, seed=24), _rand(embed, embed, seed=25) * 0.3,
+             _rand(embed, seed=26), _rand(embed, seed=27), _rand(embed, seed=28), _rand(embed, seed=29),
+             _rand(embed, seed=30), _rand(ffn, embed, seed=31) * 0.3, _rand(ffn, seed=32),
+             _rand(embed, ffn, seed=33) * 0.3, _rand(embed, seed=34)]
+    padding = torch.tensor([[False, False, True], [False, False, False]])
+    table["_transformer_encoder_layer_fwd"] = [
+        Case(spec, "key padding", lambda src, *w: aten._transformer_encoder_layer_fwd(
+            src, embed, 2, *w[:4], True, False, 1e-5, *w[4:12], w[12], 1), (_rand(2, 3, embed, seed=35), *layer, padding),
+             tags=("plain",))]
     # unique with the inverse and the counts (without them, an output is empty and the
     # negative control would have no non-empty sample).
     table["_unique2"] = [Case(spec, "inverse and counts", lambda t: aten._unique2(t, True, True, True), (ints,),
