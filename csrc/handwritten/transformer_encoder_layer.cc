@@ -93,7 +93,7 @@ at::Tensor transformer_encoder_layer_fwd(
   if (src.numel() == 0) {
     return src.clone();
   }
-  const at::IntArrayRef normalized{embed_dim};
+  const at::IntArrayRef normalized(embed_dim);  // views the parameter: [embed_dim]
   at::Tensor x = norm_first ? at::layer_norm(src, normalized, norm_weight_1, norm_bias_1, eps) : src;
   x = at::add(self_attention(x, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, mask, mask_type), src);
   if (!norm_first) {

@@ -781,7 +781,7 @@ IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable",
              "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_nearest3d", "upsample_nearest3d_backward",
              "_upsample_nearest_exact2d", "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d",
              "_upsample_nearest_exact3d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
-             "upsample_trilinear3d", "upsample_trilinear3d_backward",
+             "upsample_bicubic2d", "upsample_bicubic2d_backward", "upsample_trilinear3d", "upsample_trilinear3d_backward",
              "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
              "replication_pad3d", "reflection_pad1d_backward", "reflection_pad2d_backward",
              "reflection_pad3d_backward", "replication_pad1d_backward", "replication_pad2d_backward",
@@ -819,7 +819,7 @@ def _upsample_cases(spec: OpSpec) -> list[Case]:
     aten = torch.ops.aten
     op = getattr(aten, spec.op.removesuffix("_backward")).default
     three = "3d" in spec.op
-    linear = "linear" in spec.op
+    linear = "linear" in spec.op or "cubic" in spec.op  # those take align_corners
     x = _rand(1, 2, 3, 4, 5, seed=30) if three else _rand(2, 3, 4, 5, seed=30)
     # (label, output_size, align_corners, scales): by size, and by scale factors as F.interpolate passes them.
     if three:

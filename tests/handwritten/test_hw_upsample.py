@@ -87,8 +87,10 @@ def test_half_and_bfloat16(mode, dtype):
     out.float().sum().backward()
     assert out.dtype == dtype and xd.grad.dtype == dtype
     torch.testing.assert_close(out.detach().cpu(), expected, rtol=1e-2, atol=1e-2)
-    # every input element gathers (a weighted) 4 output elements of gradient 1
-    torch.testing.assert_close(xd.grad.cpu().float(), torch.full(x.shape, 4.0), rtol=2e-2, atol=2e-2)
+    # the gradient of a sum, computed in float on the CPU
+    xf = x.float().requires_grad_()
+    F.interpolate(xf, scale_factor=2.0, mode=mode).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu().float(), xf.grad, rtol=2e-2, atol=2e-2)
 
 
 def test_upsample_module_on_a_non_contiguous_input():
@@ -128,7 +130,7 @@ def test_empty_batch_launches_nothing(mode):
     out = F.interpolate(xd, scale_factor=2.0, mode=mode)
     out.sum().backward()
     assert out.shape == (0, 2, 6, 6) and xd.grad.shape == (0, 2, 3, 3)
-    assert torch_fl.sim.stats()["op_launches"] == {}
+    assert not [op for op in torch_fl.sim.stats()["op_launches"] if "Upsample" in op]  # sum's launches only
     assert torch_fl.sim.stats()["fallback_ops"] == {}
 
 
