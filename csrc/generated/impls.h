@@ -128,6 +128,12 @@ void sort_stable(const LaunchDevice& device, const at::Tensor & self, ::std::opt
 // topk, topk.values: ATen's at::meta::structured_topk
 void topk(const LaunchDevice& device, const at::Tensor & self, int64_t k, int64_t dim, bool largest, bool sorted, const at::Tensor & values, const at::Tensor & indices);
 
+// upsample_bicubic2d: ATen's at::meta::structured_upsample_bicubic2d
+void upsample_bicubic2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
+
+// upsample_bicubic2d_backward: ATen's at::meta::structured_upsample_bicubic2d_backward
+void upsample_bicubic2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
+
 // upsample_bilinear2d: ATen's at::meta::structured_upsample_bilinear2d
 void upsample_bilinear2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
 

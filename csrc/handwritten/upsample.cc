@@ -1,9 +1,10 @@
-// Upsampling, forward and backward: nearest, nearest-exact, bilinear (2-d)
-// and trilinear (3-d), on CANN's ops-cv operators.
+// Upsampling, forward and backward: nearest, nearest-exact, bilinear and
+// bicubic (2-d) and trilinear (3-d), on CANN's ops-cv operators.
 //
 //   upsample_nearest2d            aclnnUpsampleNearest2d (no scale), aclnnUpsampleNearest2dV2 (scales)
 //   _upsample_nearest_exact2d     aclnnUpsampleNearestExact2d
 //   upsample_bilinear2d           aclnnUpsampleBilinear2d
+//   upsample_bicubic2d            aclnnUpsampleBicubic2d
 //   upsample_nearest3d            aclnnUpsampleNearest3d
 //   _upsample_nearest_exact3d     aclnnUpsampleNearestExact3d
 //   upsample_trilinear3d          aclnnUpsampleTrilinear3d
@@ -27,6 +28,8 @@
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
+#include "flagos/aclnn/aclnnUpsampleBicubic2d.h"
+#include "flagos/aclnn/aclnnUpsampleBicubic2dBackward.h"
 #include "flagos/aclnn/aclnnUpsampleBilinear2d.h"
 #include "flagos/aclnn/aclnnUpsampleBilinear2dBackwardV2.h"
 #include "flagos/aclnn/aclnnUpsampleNearest2d.h"
@@ -140,7 +143,7 @@ void upsample_nearest_exact3d_backward(const LaunchDevice& device, const at::Ten
   }
 }
 
-// ---- bilinear, trilinear --------------------------------------------------------------
+// ---- bilinear, bicubic, trilinear --------------------------------------------------------------
 
 void upsample_bilinear2d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef output_size,
                          bool align_corners, Scale scales_h, Scale scales_w, const at::Tensor& out) {
@@ -155,6 +158,23 @@ void upsample_bilinear2d_backward(const LaunchDevice& device, const at::Tensor& 
                                   Scale scales_h, Scale scales_w, const at::Tensor& grad_input) {
   if (grad_input.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnUpsampleBilinear2dBackwardV2, grad_output, output_size, input_size,
+                          align_corners, scale_arg(scales_h), scale_arg(scales_w), grad_input);
+  }
+}
+
+void upsample_bicubic2d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef output_size,
+                        bool align_corners, Scale scales_h, Scale scales_w, const at::Tensor& out) {
+  if (out.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnUpsampleBicubic2d, self, output_size, align_corners, scale_arg(scales_h),
+                          scale_arg(scales_w), out);
+  }
+}
+
+void upsample_bicubic2d_backward(const LaunchDevice& device, const at::Tensor& grad_output,
+                                 at::IntArrayRef output_size, at::IntArrayRef input_size, bool align_corners,
+                                 Scale scales_h, Scale scales_w, const at::Tensor& grad_input) {
+  if (grad_input.numel() > 0) {
+    FLAGOS_GUARDED_LAUNCH(device, aclnnUpsampleBicubic2dBackward, grad_output, output_size, input_size,
                           align_corners, scale_arg(scales_h), scale_arg(scales_w), grad_input);
   }
 }

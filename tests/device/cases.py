@@ -507,7 +507,8 @@ SPECIAL_OPS = ("_copy_from", "_copy_from_and_resize", "fill_.Tensor", "index.Ten
                "_scaled_dot_product_fused_attention_overrideable",
                "_scaled_dot_product_fused_attention_overrideable_backward",
                "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl",
-               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward")
+               "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward", "_fused_adamw_", "_fused_adam_",
+               "_fused_adamw_.tensor_lr", "_fused_adam_.tensor_lr", "_unique2", "_transformer_encoder_layer_fwd")
 
 
 # The fused RNN cells have no CPU kernel: their references are the cells'
@@ -734,6 +735,39 @@ def _special(spec: OpSpec) -> list[Case] | None:
     table["_thnn_fused_gru_cell_backward"] = [
         Case(spec, "bias", lambda *a: aten._thnn_fused_gru_cell_backward(*a),
              (_rand(3, 2, seed=17), gru_workspace, True), ref=_gru_backward_ref, tags=("plain",))]
+    # torch.optim's fused Adam steps on one parameter (amsgrad adds a state); the step count is
+    # a 0-dim tensor, as the optimizer keeps it.
+    p, g, m, v = _rand(3, 4, seed=19), _rand(3, 4, seed=20), _rand(3, 4, seed=21) * 0.1, _rand(3, 4, seed=22).abs()
+    adam = dict(lr=1e-2, beta1=0.9, beta2=0.999, weight_decay=0.1, eps=1e-8, maximize=False)
+    for name in ("_fused_adamw_", "_fused_adam_"):
+        table[name] = [
+            Case(spec, "plain", lambda p, g, m, v, s, op=getattr(aten, name): op([p], [g], [m], [v], [], [s],
+                                                                                  amsgrad=False, **adam),
+                 (p, g, m, v, torch.tensor(2.0)), tags=("plain",)),
+            Case(spec, "amsgrad", lambda p, g, m, v, mx, s, op=getattr(aten, name): op([p], [g], [m], [v], [mx], [s],
+                                                                                        amsgrad=True, **adam),
+                 (p, g, m, v, v + 0.5, torch.tensor(2.0)), tags=("plain",))]
+    # The .tensor_lr overloads: lr a 0-dim tensor on the case's device.
+    for name in ("_fused_adamw_", "_fused_adam_"):
+        table[name + ".tensor_lr"] = [
+            Case(spec, "tensor lr", lambda p, g, m, v, s, lr, op=getattr(aten, name).tensor_lr: op(
+                [p], [g], [m], [v], [], [s], lr=lr, amsgrad=False, **{k: a for k, a in adam.items() if k != "lr"}),
+                 (p, g, m, v, torch.tensor(2.0), torch.tensor(adam["lr"])), tags=("plain",))]
+    # nn.TransformerEncoderLayer's fast path: embed 4, 2 heads, feed-forward 6, a key-padding mask.
+    embed, ffn = 4, 6
+    layer = [_rand(3 * embed, embed, seed=23) * 0.3, _rand(3 * embed, seed=24), _rand(embed, embed, seed=25) * 0.3,
+             _rand(embed, seed=26), _rand(embed, seed=27), _rand(embed, seed=28), _rand(embed, seed=29),
+             _rand(embed, seed=30), _rand(ffn, embed, seed=31) * 0.3, _rand(ffn, seed=32),
+             _rand(embed, ffn, seed=33) * 0.3, _rand(embed, seed=34)]
+    padding = torch.tensor([[False, False, True], [False, False, False]])
+    table["_transformer_encoder_layer_fwd"] = [
+        Case(spec, "key padding", lambda src, *w: aten._transformer_encoder_layer_fwd(
+            src, embed, 2, *w[:4], True, False, 1e-5, *w[4:12], w[12], 1), (_rand(2, 3, embed, seed=35), *layer, padding),
+             tags=("plain",))]
+    # unique with the inverse and the counts (without them, an output is empty and the
+    # negative control would have no non-empty sample).
+    table["_unique2"] = [Case(spec, "inverse and counts", lambda t: aten._unique2(t, True, True, True), (ints,),
+                              tags=("plain",))]
     assert set(table) == set(SPECIAL_OPS)
     return table[spec.op]
 
@@ -747,7 +781,7 @@ IMAGE_OPS = ("convolution_overrideable", "convolution_backward_overrideable",
              "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_nearest3d", "upsample_nearest3d_backward",
              "_upsample_nearest_exact2d", "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d",
              "_upsample_nearest_exact3d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
-             "upsample_trilinear3d", "upsample_trilinear3d_backward",
+             "upsample_bicubic2d", "upsample_bicubic2d_backward", "upsample_trilinear3d", "upsample_trilinear3d_backward",
              "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
              "replication_pad3d", "reflection_pad1d_backward", "reflection_pad2d_backward",
              "reflection_pad3d_backward", "replication_pad1d_backward", "replication_pad2d_backward",
@@ -785,7 +819,7 @@ def _upsample_cases(spec: OpSpec) -> list[Case]:
     aten = torch.ops.aten
     op = getattr(aten, spec.op.removesuffix("_backward")).default
     three = "3d" in spec.op
-    linear = "linear" in spec.op
+    linear = "linear" in spec.op or "cubic" in spec.op  # those take align_corners
     x = _rand(1, 2, 3, 4, 5, seed=30) if three else _rand(2, 3, 4, 5, seed=30)
     # (label, output_size, align_corners, scales): by size, and by scale factors as F.interpolate passes them.
     if three:

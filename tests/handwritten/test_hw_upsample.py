@@ -14,6 +14,8 @@ MODES = [
     ("nearest-exact", None, 4, "aclnnUpsampleNearestExact2d", "aclnnUpsampleNearestExact2dBackward"),
     ("bilinear", False, 4, "aclnnUpsampleBilinear2d", "aclnnUpsampleBilinear2dBackwardV2"),
     ("bilinear", True, 4, "aclnnUpsampleBilinear2d", "aclnnUpsampleBilinear2dBackwardV2"),
+    ("bicubic", False, 4, "aclnnUpsampleBicubic2d", "aclnnUpsampleBicubic2dBackward"),
+    ("bicubic", True, 4, "aclnnUpsampleBicubic2d", "aclnnUpsampleBicubic2dBackward"),
     ("nearest", None, 5, "aclnnUpsampleNearest3d", "aclnnUpsampleNearest3dBackward"),
     ("nearest-exact", None, 5, "aclnnUpsampleNearestExact3d", "aclnnUpsampleNearestExact3dBackward"),
     ("trilinear", False, 5, "aclnnUpsampleTrilinear3d", "aclnnUpsampleTrilinear3dBackward"),
@@ -75,7 +77,7 @@ def test_nearest_2d_without_scales_takes_the_operator_without_scales():
     torch.testing.assert_close(out.cpu(), F.interpolate(x, size=(6, 9), mode="nearest"))
 
 
-@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear"])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_and_bfloat16(mode, dtype):
     x = torch.randn(1, 3, 4, 5).to(dtype)
@@ -85,8 +87,10 @@ def test_half_and_bfloat16(mode, dtype):
     out.float().sum().backward()
     assert out.dtype == dtype and xd.grad.dtype == dtype
     torch.testing.assert_close(out.detach().cpu(), expected, rtol=1e-2, atol=1e-2)
-    # every input element gathers (a weighted) 4 output elements of gradient 1
-    torch.testing.assert_close(xd.grad.cpu().float(), torch.full(x.shape, 4.0), rtol=2e-2, atol=2e-2)
+    # the gradient of a sum, computed in float on the CPU
+    xf = x.float().requires_grad_()
+    F.interpolate(xf, scale_factor=2.0, mode=mode).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu().float(), xf.grad, rtol=2e-2, atol=2e-2)
 
 
 def test_upsample_module_on_a_non_contiguous_input():
@@ -119,13 +123,14 @@ def test_uint8_nearest():
     assert torch.equal(out.cpu(), F.interpolate(x, scale_factor=2.0, mode="nearest"))
 
 
-def test_empty_batch_launches_nothing():
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_empty_batch_launches_nothing(mode):
     xd = torch.randn(0, 2, 3, 3).to(DEVICE).requires_grad_()
     torch_fl.sim.reset_stats()
-    out = F.interpolate(xd, scale_factor=2.0, mode="bilinear")
+    out = F.interpolate(xd, scale_factor=2.0, mode=mode)
     out.sum().backward()
     assert out.shape == (0, 2, 6, 6) and xd.grad.shape == (0, 2, 3, 3)
-    assert torch_fl.sim.stats()["op_launches"].get("aclnnUpsampleBilinear2d") is None
+    assert not [op for op in torch_fl.sim.stats()["op_launches"] if "Upsample" in op]  # sum's launches only
     assert torch_fl.sim.stats()["fallback_ops"] == {}
 
 
@@ -136,7 +141,23 @@ def test_errors_match_aten():
         torch.ops.aten.upsample_nearest2d_backward(torch.randn(1, 1, 4, 5).to(DEVICE), [4, 4], [1, 1, 2, 2])
 
 
+def test_bicubic_double_runs_on_the_cpu_fallback():
+    # CANN's bicubic operators take FLOAT, FLOAT16 and BFLOAT16 only.
+    x = torch.randn(1, 1, 3, 3, dtype=torch.float64)
+    with strict():
+        with pytest.raises(RuntimeError, match="aclnnUpsampleBicubic2d.*161002"):
+            F.interpolate(x.to(DEVICE), scale_factor=2.0, mode="bicubic")
+    out = F.interpolate(x.to(DEVICE), scale_factor=2.0, mode="bicubic")
+    torch.testing.assert_close(out.cpu(), F.interpolate(x, scale_factor=2.0, mode="bicubic"))
+    assert any(k.endswith("[Double]") for k in torch_fl.sim.stats()["fallback_ops"])
+
+
 def test_negative_control_upsample_without_guard(unguarded):
     x = torch.randn(1, 1, 2, 2).to(DEVICE)
     with pytest.raises(RuntimeError, match="aclnnUpsampleNearest2dV2.*lives on device 2 but the launch runs on device 0"):
         F.interpolate(x, scale_factor=2.0, mode="nearest")
+    with pytest.raises(RuntimeError, match="aclnnUpsampleBicubic2d.*lives on device 2 but the launch runs on device 0"):
+        F.interpolate(x, scale_factor=2.0, mode="bicubic")
+    grad = torch.randn(1, 1, 4, 4).to(DEVICE)
+    with pytest.raises(RuntimeError, match="aclnnUpsampleBicubic2dBackward.*lives on device 2 but the launch runs"):
+        torch.ops.aten.upsample_bicubic2d_backward(grad, [4, 4], [1, 1, 2, 2], False)

@@ -149,8 +149,7 @@ def test_transformers_device_map_without_the_integration_keeps_the_cpu(saved_lla
 def training_arguments(tmp_path):
     return transformers.TrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2,
                                           learning_rate=0.1, report_to=[], save_strategy="no",
-                                          logging_strategy="no", dataloader_pin_memory=False,
-                                          optim="adamw_torch")  # the default, fused AdamW, has no flagos kernel
+                                          logging_strategy="no", dataloader_pin_memory=False)
 
 
 def token_batches():
@@ -172,6 +171,9 @@ def test_trainer_trains_on_the_current_flagos_device(tmp_path):
     launches = torch_fl.sim.stats()["launches"]
     assert launches.get(1, 0) > 0 and sum(launches.values()) == launches[1], launches
     assert torch_fl.sim.stats()["fallback_ops"] == {}
+    # The default optimizer, fused AdamW, steps on flagos: one launch per parameter and step.
+    assert trainer.optimizer.defaults.get("fused") and args.optim == "adamw_torch_fused"
+    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 2 * len(before)
     changed = [name for name, p in trainer.model.named_parameters() if not torch.equal(p.detach().cpu(), before[name])]
     assert "lm_head.weight" in changed and len(changed) > len(before) // 2
 

@@ -1,5 +1,5 @@
 // Upsampling (hicann/ops-cv image/): aclnnUpsampleNearest2d, aclnnUpsampleNearest2dV2,
-// aclnnUpsampleNearestExact2d, aclnnUpsampleBilinear2d, aclnnUpsampleNearest3d,
+// aclnnUpsampleNearestExact2d, aclnnUpsampleBilinear2d, aclnnUpsampleBicubic2d, aclnnUpsampleNearest3d,
 // aclnnUpsampleNearestExact3d, aclnnUpsampleTrilinear3d and their backward operators
 // (aclnnUpsampleBilinear2dBackwardV2 for bilinear).
 //
@@ -11,6 +11,8 @@
 #include <ATen/ops/_upsample_nearest_exact2d_backward.h>
 #include <ATen/ops/_upsample_nearest_exact3d.h>
 #include <ATen/ops/_upsample_nearest_exact3d_backward.h>
+#include <ATen/ops/upsample_bicubic2d.h>
+#include <ATen/ops/upsample_bicubic2d_backward.h>
 #include <ATen/ops/upsample_bilinear2d.h>
 #include <ATen/ops/upsample_bilinear2d_backward.h>
 #include <ATen/ops/upsample_nearest2d.h>
@@ -25,6 +27,8 @@
 #include <vector>
 
 #include "sim_op.h"
+#include "flagos/aclnn/aclnnUpsampleBicubic2d.h"
+#include "flagos/aclnn/aclnnUpsampleBicubic2dBackward.h"
 #include "flagos/aclnn/aclnnUpsampleBilinear2d.h"
 #include "flagos/aclnn/aclnnUpsampleBilinear2dBackwardV2.h"
 #include "flagos/aclnn/aclnnUpsampleNearest2d.h"
@@ -49,7 +53,8 @@ constexpr DTypes kBilinear2dTypes{ACL_FLOAT, ACL_BF16, ACL_FLOAT16, ACL_DOUBLE};
 constexpr DTypes kNearest3dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
 constexpr DTypes kNearestExact3dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 constexpr DTypes kTrilinear3dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
-constexpr DTypes kGrad2dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};  // nearest, nearest-exact, bilinear
+constexpr DTypes kGrad2dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};  // nearest, nearest-exact, bilinear, bicubic
+constexpr DTypes kBicubic2dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 constexpr DTypes kGrad3dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};  // nearest, trilinear
 constexpr DTypes kNearestExactGrad3dTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
@@ -211,6 +216,39 @@ aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize(const aclTensor* g
   });
 }
 FSIM_PHASE2(aclnnUpsampleBilinear2dBackwardV2)
+
+// ---- bicubic 2d -----------------------------------------------------------------------
+// Both take an empty batch (N = 0) and do nothing.
+
+aclnnStatus aclnnUpsampleBicubic2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* outputSize,
+                                                   const bool alignCorners, const double scalesH, const double scalesW,
+                                                   aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnUpsampleBicubic2d", workspaceSize, executor);
+  op.arg("self", self, kBicubic2dTypes).arg("outputSize", outputSize).arg("out", out, kBicubic2dTypes);
+  checkForward(op, self, outputSize, out, 2, true, {scalesH, scalesW});
+  return op.build([size = intsOf(outputSize), alignCorners, h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
+    if (v["out"].numel() == 0) return;
+    v["out"].copy_(at::upsample_bicubic2d(widenedToFloat(v["self"]), size, alignCorners, h, w));
+  });
+}
+FSIM_PHASE2(aclnnUpsampleBicubic2d)
+
+aclnnStatus aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclIntArray* outputSize,
+                                                           const aclIntArray* inputSize, const bool alignCorners,
+                                                           double scalesH, double scalesW, aclTensor* gradInput,
+                                                           uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Op op("aclnnUpsampleBicubic2dBackward", workspaceSize, executor);
+  op.arg("gradOut", gradOut, kGrad2dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
+      .arg("gradInput", gradInput, kGrad2dTypes);
+  checkBackward(op, gradOut, outputSize, inputSize, gradInput, 2, true, {scalesH, scalesW});
+  return op.build([size = intsOf(outputSize), input = intsOf(inputSize), alignCorners, h = scaleOf(scalesH),
+                   w = scaleOf(scalesW)](Views& v) {
+    if (v["gradInput"].numel() == 0) return;
+    v["gradInput"].copy_(
+        at::upsample_bicubic2d_backward(widenedToFloat(v["gradOut"]), size, input, alignCorners, h, w));
+  });
+}
+FSIM_PHASE2(aclnnUpsampleBicubic2dBackward)
 
 // ---- nearest 3d -----------------------------------------------------------------------
 
