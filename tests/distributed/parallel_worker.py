@@ -1,6 +1,6 @@
 """One rank of a tests/distributed training job (FSDP2, tensor parallel, 2-D,
-distributed checkpoints), started by test_parallel.py the way torchrun
-starts ranks: `python parallel_worker.py scenario[,scenario...]`. Rank r
+distributed checkpoints), started by jobs.launch like worker.py and run as
+`parallel_worker.py scenario[,scenario...]`. Rank r
 trains on flagos:r+1, made current (FSDP and DTensor place tensors on the
 current device), so flagos:0 stays unused: a launch there means something
 ran on the wrong device. Every scenario trains the small transformers Llama
@@ -14,6 +14,7 @@ import os
 import sys
 
 import torch
+import torch.distributed as dist
 
 import torch_fl
 from jobs import ROOT, run_rank
@@ -247,6 +248,9 @@ def run_one(scenario, result):
         wrong = {d: n for d, n in stats["launches"].items() if d != DEVICE.index and n}
         assert not wrong, f"launches on devices other than rank {RANK}'s {DEVICE}: {wrong}"
         assert stats["rejected_launches"] == 0, stats
+        # No rank leaves while another still finishes its last collective: the
+        # simulated HCCL's signals go through a store served by rank 0's process.
+        dist.barrier()
     finally:
         print(f"rank {RANK} {scenario}: max abs difference {result.get('max_abs_diff')}", flush=True)
 

@@ -3,8 +3,8 @@ parallel_worker.py): FSDP2 on 4 processes, tensor parallel on 2, FSDP x TP on
 4, and a distributed checkpoint saved on 4 processes and loaded on 2, each
 against the same training of a small transformers Llama in one process. No
 rank may launch on a device other than its own. Two jobs (one per world
-size) run every scenario: starting ranks and importing transformers is most
-of the cost."""
+size) run every scenario: each job sets up a process group and its
+communicators."""
 
 from __future__ import annotations
 
