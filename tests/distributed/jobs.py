@@ -1,11 +1,12 @@
-"""The ranks of a tests/distributed job. launch() starts each rank like
-torchrun does, with RANK, WORLD_SIZE, a FileStore path and a result folder
-in its environment, killed if the job outlives its timeout; run_rank() is
-the body of a rank (worker.py, parallel_worker.py).
+"""The ranks of a tests/distributed job. Job starts each rank like torchrun
+does, with RANK, WORLD_SIZE, a FileStore path and a result folder
+in its environment, killed if the job outlives its timeout (launch()
+waits for it); run_rank() is the body of a rank (worker.py, parallel_worker.py).
 
 Ranks are forked from a forkserver that has imported torch, torch_fl and
 transformers' Llama once, without using a device: a fresh interpreter per
-rank spent most of a job's time importing them."""
+rank spent most of a job's time importing them. forkserver() starts it
+without waiting for those imports."""
 
 from __future__ import annotations
 
@@ -58,36 +59,46 @@ def _start(script: str, scenarios: str, env: dict, log: str) -> None:
     runpy.run_path(os.path.join(HERE, script), run_name="__main__")
 
 
-def launch(tmp_path, scenarios: str, world: int, timeout: float = 240, pg_timeout: float = 60, env=None,
-           script: str = "worker.py"):
-    """Starts `world` ranks of `script`; returns their exit codes, results and outputs."""
-    assert world <= MAX_WORLD, f"the forkserver's simulator has {MAX_WORLD + 1} devices, too few for {world} ranks"
-    results = tmp_path / f"{scenarios.replace(',', '+')}-{world}"
-    results.mkdir()
-    base = dict(WORLD_SIZE=str(world), STORE_FILE=str(results / "store"), RESULT_DIR=str(results),
-                TEST_PG_TIMEOUT=str(pg_timeout), HCCL_CONNECT_TIMEOUT="60", **(env or {}))
-    context = forkserver()
-    procs = [context.Process(target=_start, args=(script, scenarios, dict(base, RANK=str(rank)),
-                                                  str(results / f"{rank}.log")), name=f"rank {rank}")
-             for rank in range(world)]
-    for proc in procs:
-        proc.start()
-    deadline = time.monotonic() + timeout
-    try:
-        for proc in procs:
-            proc.join(max(0.0, deadline - time.monotonic()))
-    finally:
-        for proc in procs:
-            if proc.exitcode is None:
-                proc.kill()
-                proc.join()
-    found, outputs = {}, []
-    for rank in range(world):
-        path = results / f"{rank}.json"
-        found[rank] = json.loads(path.read_text()) if path.exists() else None
-        log = results / f"{rank}.log"
-        outputs.append(log.read_text(errors="replace") if log.exists() else "")
-    return [p.exitcode for p in procs], found, outputs
+class Job:
+    """`world` ranks of `script` running `scenarios`; wait() returns their exit
+    codes, results and outputs. Jobs may run at once: each has its own store."""
+
+    def __init__(self, tmp_path, scenarios: str, world: int, timeout: float = 240, pg_timeout: float = 60,
+                 env=None, script: str = "worker.py"):
+        assert world <= MAX_WORLD, f"the forkserver's simulator has {MAX_WORLD + 1} devices, too few for {world} ranks"
+        self.results = tmp_path / f"{scenarios.replace(',', '+')}-{world}"
+        self.results.mkdir()
+        base = dict(WORLD_SIZE=str(world), STORE_FILE=str(self.results / "store"), RESULT_DIR=str(self.results),
+                    TEST_PG_TIMEOUT=str(pg_timeout), HCCL_CONNECT_TIMEOUT="60", **(env or {}))
+        context = forkserver()
+        self.procs = [context.Process(target=_start, args=(script, scenarios, dict(base, RANK=str(rank)),
+                                                           str(self.results / f"{rank}.log")), name=f"rank {rank}")
+                      for rank in range(world)]
+        for proc in self.procs:
+            proc.start()
+        self.deadline = time.monotonic() + timeout
+
+    def wait(self):
+        try:
+            for proc in self.procs:
+                proc.join(max(0.0, self.deadline - time.monotonic()))
+        finally:
+            for proc in self.procs:
+                if proc.exitcode is None:
+                    proc.kill()
+                    proc.join()
+        found, outputs = {}, []
+        for rank in range(len(self.procs)):
+            path = self.results / f"{rank}.json"
+            found[rank] = json.loads(path.read_text()) if path.exists() else None
+            log = self.results / f"{rank}.log"
+            outputs.append(log.read_text(errors="replace") if log.exists() else "")
+        return [p.exitcode for p in self.procs], found, outputs
+
+
+def launch(*args, **kwargs):
+    """Runs a Job to its end."""
+    return Job(*args, **kwargs).wait()
 
 
 def assert_all_ok(codes, found, outputs, scenario):

@@ -16,13 +16,22 @@ import pytest
 
 pytest.importorskip("torch_fl")
 
-from jobs import ROOT, assert_all_ok, launch  # noqa: E402
+from jobs import ROOT, Job, assert_all_ok  # noqa: E402
 
 
-@pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
-def job(request, tmp_path_factory):
-    """One job per world size runs the collectives, then the negative control."""
-    return launch(tmp_path_factory.mktemp("hccl"), "collectives,negative_control", request.param)
+# Both world sizes' jobs run at once: a job's ranks spend much of their time
+# waiting for each other, time the other job's ranks can use.
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    """A job per world size runs the collectives, then the negative control."""
+    folder = tmp_path_factory.mktemp("hccl")
+    started = {world: Job(folder, "collectives,negative_control", world) for world in (2, 4)}
+    return {world: job.wait() for world, job in started.items()}
+
+
+@pytest.fixture(params=[2, 4], ids=["2ranks", "4ranks"])
+def job(request, jobs):
+    return jobs[request.param]
 
 
 def test_every_collective_matches_gloo_on_a_non_current_device(job):
@@ -41,9 +50,17 @@ def test_negative_control_guards_off_is_rejected(job):
     assert "all tensors of a collective must be on one device" in log[1], log
 
 
+@pytest.fixture(scope="module")
+def failing_jobs(tmp_path_factory):
+    """Rank 1 raises or dies; both jobs run at once (each waits out its group's timeout)."""
+    folder = tmp_path_factory.mktemp("failing")
+    started = {scenario: Job(folder, scenario, 2, pg_timeout=5, timeout=120) for scenario in ("rank_fails", "rank_dies")}
+    return {scenario: job.wait() for scenario, job in started.items()}
+
+
 @pytest.mark.parametrize("scenario", ["rank_fails", "rank_dies"])
-def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path, scenario):
-    codes, found, outputs = launch(tmp_path, scenario, 2, pg_timeout=5, timeout=120)
+def test_a_failing_rank_makes_the_others_fail_within_the_timeout(failing_jobs, scenario):
+    codes, found, outputs = failing_jobs[scenario]
     if scenario == "rank_fails":
         assert codes[1] != 0 and "rank 1 fails on purpose" in found[1][scenario]["error"]
     else:
