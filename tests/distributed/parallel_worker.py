@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -178,9 +179,28 @@ def scenario_dcp_save(result):
         opt.step()
     model_sd, opt_sd = get_state_dict(model, opt)
     dcp.save({"model": model_sd, "optim": opt_sd}, checkpoint_id=os.environ["CHECKPOINT_DIR"])
+    if RANK == 0:  # dcp.save returns once the checkpoint is whole; dcp_load waits for this
+        write_atomically(os.environ["CHECKPOINT_STATUS"], "saved")
     diff = max_abs_diff(model, optimizer_reference()[0])
     result["max_abs_diff"] = diff
     assert diff < 1e-5, f"the model saved on {WORLD} ranks differs from single-process training by {diff}"
+
+
+def write_atomically(path, text):
+    with open(path + ".tmp", "w") as handle:
+        handle.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def wait_for_checkpoint():
+    """dcp_save runs in another job at the same time: wait until it has saved
+    (or test_parallel.py says it never will)."""
+    path = os.environ["CHECKPOINT_STATUS"]
+    while not os.path.exists(path):
+        time.sleep(0.2)
+    with open(path) as handle:
+        status = handle.read()
+    assert status == "saved", f"no checkpoint to load: {status}"
 
 
 def momentum_sgd(model):
@@ -209,6 +229,7 @@ def scenario_dcp_load(result):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import DTensor
 
+    wait_for_checkpoint()
     mesh = init_device_mesh("flagos", (WORLD,))
     model = fsdp(mesh, True)
     opt = momentum_sgd(model)

@@ -19,10 +19,27 @@ pytest.importorskip("torch_fl")
 from jobs import ROOT, Job, assert_all_ok  # noqa: E402
 
 
-# Both world sizes' jobs run at once: a job's ranks spend much of their time
-# waiting for each other, time the other job's ranks can use.
 @pytest.fixture(scope="module")
-def jobs(tmp_path_factory):
+def ddp_example(tmp_path_factory):
+    """examples/ddp_train.py under torchrun, on 4 processes, in the background:
+    its fresh interpreters import torch while the jobs below wait on collectives."""
+    folder = tmp_path_factory.mktemp("ddp")
+    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
+    env = dict(os.environ, FLAGOS_SIM_DEVICES="4", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with open(folder / "stdout", "w") as out, open(folder / "stderr", "w") as err:
+        proc = subprocess.Popen([torchrun, "--standalone", "--nproc-per-node", "4",
+                                 os.path.join(ROOT, "examples", "ddp_train.py"), "--steps", "5"],
+                                cwd=ROOT, env=env, stdout=out, stderr=err)
+    yield proc, folder
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+# Both world sizes' jobs run at once, and with the DDP example: a job's ranks
+# spend much of their time waiting for each other, time the others can use.
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory, ddp_example):
     """A job per world size runs the collectives, then the negative control."""
     folder = tmp_path_factory.mktemp("hccl")
     started = {world: Job(folder, "collectives,negative_control", world) for world in (2, 4)}
@@ -71,11 +88,9 @@ def test_a_failing_rank_makes_the_others_fail_within_the_timeout(failing_jobs, s
     assert "rank(s) 1 never arrived" in message, message
 
 
-def test_ddp_example_under_torchrun_matches_single_process_training(tmp_path):
-    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
-    env = dict(os.environ, FLAGOS_SIM_DEVICES="4", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = subprocess.run([torchrun, "--standalone", "--nproc-per-node", "4",
-                          os.path.join(ROOT, "examples", "ddp_train.py"), "--steps", "5"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
-    assert "matches single-process training" in run.stdout, run.stdout
+def test_ddp_example_under_torchrun_matches_single_process_training(ddp_example):
+    proc, folder = ddp_example
+    proc.wait(timeout=300)
+    stdout, stderr = (folder / "stdout").read_text(), (folder / "stderr").read_text()
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-5000:]
+    assert "matches single-process training" in stdout, stdout
