@@ -1,7 +1,7 @@
-"""The ranks of a tests/distributed job. Job starts each rank like torchrun
-does, with RANK, WORLD_SIZE, a FileStore path and a result folder
-in its environment, killed if the job outlives its timeout (launch()
-waits for it); run_rank() is the body of a rank (worker.py, parallel_worker.py).
+"""The ranks of a tests/distributed job. Job starts each rank with RANK,
+WORLD_SIZE, a FileStore path and a result folder in its environment, as
+torchrun would, and kills those that outlive its timeout; run_rank() is
+the body of a rank (worker.py, parallel_worker.py).
 
 Ranks are forked from a forkserver that has imported torch, torch_fl and
 transformers' Llama once, without using a device: a fresh interpreter per
@@ -30,6 +30,7 @@ _context = None
 
 
 def forkserver():
+    """The forkserver context, the server started on first use."""
     global _context
     if _context is None:
         context = multiprocessing.get_context("forkserver")
@@ -94,11 +95,6 @@ class Job:
             log = self.results / f"{rank}.log"
             outputs.append(log.read_text(errors="replace") if log.exists() else "")
         return [p.exitcode for p in self.procs], found, outputs
-
-
-def launch(*args, **kwargs):
-    """Runs a Job to its end."""
-    return Job(*args, **kwargs).wait()
 
 
 def assert_all_ok(codes, found, outputs, scenario):

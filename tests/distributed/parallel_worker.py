@@ -1,5 +1,5 @@
 """One rank of a tests/distributed training job (FSDP2, tensor parallel, 2-D,
-distributed checkpoints), started by jobs.launch like worker.py and run as
+distributed checkpoints), started by jobs.Job like worker.py and run as
 `parallel_worker.py scenario[,scenario...]`. Rank r
 trains on flagos:r+1, made current (FSDP and DTensor place tensors on the
 current device), so flagos:0 stays unused: a launch there means something

@@ -1,4 +1,4 @@
-"""One rank of a tests/distributed job, started by jobs.launch with RANK,
+"""One rank of a tests/distributed job, started by jobs.Job with RANK,
 WORLD_SIZE and a FileStore path in the environment, as torchrun would set
 them, and run as `worker.py scenario[,scenario...]`. Rank r works on
 flagos:r+1 while flagos:0 stays current, so no collective can pass by
