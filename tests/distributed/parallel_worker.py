@@ -1,6 +1,6 @@
 """One rank of a tests/distributed training job (FSDP2, tensor parallel, 2-D,
-distributed checkpoints), started by test_parallel.py the way torchrun
-starts ranks: `python parallel_worker.py scenario[,scenario...]`. Rank r
+distributed checkpoints), started by jobs.Job like worker.py and run as
+`parallel_worker.py scenario[,scenario...]`. Rank r
 trains on flagos:r+1, made current (FSDP and DTensor place tensors on the
 current device), so flagos:0 stays unused: a launch there means something
 ran on the wrong device. Every scenario trains the small transformers Llama
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import torch
+import torch.distributed as dist
 
 import torch_fl
 from jobs import ROOT, run_rank
@@ -177,9 +179,28 @@ def scenario_dcp_save(result):
         opt.step()
     model_sd, opt_sd = get_state_dict(model, opt)
     dcp.save({"model": model_sd, "optim": opt_sd}, checkpoint_id=os.environ["CHECKPOINT_DIR"])
+    if RANK == 0:  # dcp.save returns once the checkpoint is whole; dcp_load waits for this
+        write_atomically(os.environ["CHECKPOINT_STATUS"], "saved")
     diff = max_abs_diff(model, optimizer_reference()[0])
     result["max_abs_diff"] = diff
     assert diff < 1e-5, f"the model saved on {WORLD} ranks differs from single-process training by {diff}"
+
+
+def write_atomically(path, text):
+    with open(path + ".tmp", "w") as handle:
+        handle.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def wait_for_checkpoint():
+    """dcp_save runs in another job at the same time: wait until it has saved
+    (or test_parallel.py says it never will)."""
+    path = os.environ["CHECKPOINT_STATUS"]
+    while not os.path.exists(path):
+        time.sleep(0.2)
+    with open(path) as handle:
+        status = handle.read()
+    assert status == "saved", f"no checkpoint to load: {status}"
 
 
 def momentum_sgd(model):
@@ -208,6 +229,7 @@ def scenario_dcp_load(result):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import DTensor
 
+    wait_for_checkpoint()
     mesh = init_device_mesh("flagos", (WORLD,))
     model = fsdp(mesh, True)
     opt = momentum_sgd(model)
@@ -247,6 +269,9 @@ def run_one(scenario, result):
         wrong = {d: n for d, n in stats["launches"].items() if d != DEVICE.index and n}
         assert not wrong, f"launches on devices other than rank {RANK}'s {DEVICE}: {wrong}"
         assert stats["rejected_launches"] == 0, stats
+        # No rank leaves while another still finishes its last collective: the
+        # simulated HCCL's signals go through a store served by rank 0's process.
+        dist.barrier()
     finally:
         print(f"rank {RANK} {scenario}: max abs difference {result.get('max_abs_diff')}", flush=True)
 

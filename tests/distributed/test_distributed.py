@@ -16,13 +16,39 @@ import pytest
 
 pytest.importorskip("torch_fl")
 
-from jobs import ROOT, assert_all_ok, launch  # noqa: E402
+from jobs import ROOT, Job, assert_all_ok  # noqa: E402
 
 
-@pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
-def job(request, tmp_path_factory):
-    """One job per world size runs the collectives, then the negative control."""
-    return launch(tmp_path_factory.mktemp("hccl"), "collectives,negative_control", request.param)
+@pytest.fixture(scope="module")
+def ddp_example(tmp_path_factory):
+    """examples/ddp_train.py under torchrun, on 4 processes, in the background:
+    its fresh interpreters import torch while the jobs below wait on collectives."""
+    folder = tmp_path_factory.mktemp("ddp")
+    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
+    env = dict(os.environ, FLAGOS_SIM_DEVICES="4", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with open(folder / "stdout", "w") as out, open(folder / "stderr", "w") as err:
+        proc = subprocess.Popen([torchrun, "--standalone", "--nproc-per-node", "4",
+                                 os.path.join(ROOT, "examples", "ddp_train.py"), "--steps", "5"],
+                                cwd=ROOT, env=env, stdout=out, stderr=err)
+    yield proc, folder
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+# Both world sizes' jobs run at once, and with the DDP example: a job's ranks
+# spend much of their time waiting for each other, time the others can use.
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory, ddp_example):
+    """A job per world size runs the collectives, then the negative control."""
+    folder = tmp_path_factory.mktemp("hccl")
+    started = {world: Job(folder, "collectives,negative_control", world) for world in (2, 4)}
+    return {world: job.wait() for world, job in started.items()}
+
+
+@pytest.fixture(params=[2, 4], ids=["2ranks", "4ranks"])
+def job(request, jobs):
+    return jobs[request.param]
 
 
 def test_every_collective_matches_gloo_on_a_non_current_device(job):
@@ -41,9 +67,17 @@ def test_negative_control_guards_off_is_rejected(job):
     assert "all tensors of a collective must be on one device" in log[1], log
 
 
+@pytest.fixture(scope="module")
+def failing_jobs(tmp_path_factory):
+    """Rank 1 raises or dies; both jobs run at once (each waits out its group's timeout)."""
+    folder = tmp_path_factory.mktemp("failing")
+    started = {scenario: Job(folder, scenario, 2, pg_timeout=5, timeout=120) for scenario in ("rank_fails", "rank_dies")}
+    return {scenario: job.wait() for scenario, job in started.items()}
+
+
 @pytest.mark.parametrize("scenario", ["rank_fails", "rank_dies"])
-def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path, scenario):
-    codes, found, outputs = launch(tmp_path, scenario, 2, pg_timeout=5, timeout=120)
+def test_a_failing_rank_makes_the_others_fail_within_the_timeout(failing_jobs, scenario):
+    codes, found, outputs = failing_jobs[scenario]
     if scenario == "rank_fails":
         assert codes[1] != 0 and "rank 1 fails on purpose" in found[1][scenario]["error"]
     else:
@@ -54,11 +88,9 @@ def test_a_failing_rank_makes_the_others_fail_within_the_timeout(tmp_path, scena
     assert "rank(s) 1 never arrived" in message, message
 
 
-def test_ddp_example_under_torchrun_matches_single_process_training(tmp_path):
-    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
-    env = dict(os.environ, FLAGOS_SIM_DEVICES="4", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = subprocess.run([torchrun, "--standalone", "--nproc-per-node", "4",
-                          os.path.join(ROOT, "examples", "ddp_train.py"), "--steps", "5"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
-    assert "matches single-process training" in run.stdout, run.stdout
+def test_ddp_example_under_torchrun_matches_single_process_training(ddp_example):
+    proc, folder = ddp_example
+    proc.wait(timeout=300)
+    stdout, stderr = (folder / "stdout").read_text(), (folder / "stderr").read_text()
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-5000:]
+    assert "matches single-process training" in stdout, stdout

@@ -3,8 +3,8 @@ parallel_worker.py): FSDP2 on 4 processes, tensor parallel on 2, FSDP x TP on
 4, and a distributed checkpoint saved on 4 processes and loaded on 2, each
 against the same training of a small transformers Llama in one process. No
 rank may launch on a device other than its own. Two jobs (one per world
-size) run every scenario: starting ranks and importing transformers is most
-of the cost."""
+size), running at once, run every scenario: each job sets up a process
+group and its communicators."""
 
 from __future__ import annotations
 
@@ -13,19 +13,25 @@ import pytest
 pytest.importorskip("torch_fl")
 pytest.importorskip("transformers")
 
-from jobs import launch  # noqa: E402
+from jobs import Job  # noqa: E402
 
 ON_4 = "fsdp,fsdp_mixed,fsdp_tp,dcp_save"
-ON_2 = "tp,dcp_load"  # dcp_load reads the checkpoint dcp_save wrote on 4
+ON_2 = "tp,dcp_load"  # dcp_load reads the checkpoint dcp_save writes on 4
 
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
+    """Both jobs run at once; dcp_load waits for dcp_save's checkpoint."""
     folder = tmp_path_factory.mktemp("parallel")
-    env = {"CHECKPOINT_DIR": str(folder / "checkpoint")}
-    on_4 = launch(folder, ON_4, 4, timeout=900, pg_timeout=120, script="parallel_worker.py", env=env)
-    on_2 = launch(folder, ON_2, 2, timeout=900, pg_timeout=120, script="parallel_worker.py", env=env)
-    return {4: on_4, 2: on_2}
+    status = folder / "checkpoint-status"
+    env = {"CHECKPOINT_DIR": str(folder / "checkpoint"), "CHECKPOINT_STATUS": str(status)}
+    on_4 = Job(folder, ON_4, 4, timeout=900, pg_timeout=120, script="parallel_worker.py", env=env)
+    on_2 = Job(folder, ON_2, 2, timeout=900, pg_timeout=120, script="parallel_worker.py", env=env)
+    done = {4: on_4.wait()}
+    if not status.exists():  # dcp_save failed or never ran: dcp_load must not wait for it
+        status.write_text("dcp_save ended without saving")
+    done[2] = on_2.wait()
+    return done
 
 
 @pytest.mark.parametrize("scenario,world", [("fsdp", 4), ("fsdp_mixed", 4), ("tp", 2), ("fsdp_tp", 4),

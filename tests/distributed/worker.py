@@ -1,6 +1,6 @@
-"""One rank of a tests/distributed job, started by test_distributed.py the
-way torchrun starts ranks (RANK, WORLD_SIZE and a FileStore path in the
-environment): `python worker.py scenario[,scenario...]`. Rank r works on
+"""One rank of a tests/distributed job, started by jobs.Job with RANK,
+WORLD_SIZE and a FileStore path in the environment, as torchrun would set
+them, and run as `worker.py scenario[,scenario...]`. Rank r works on
 flagos:r+1 while flagos:0 stays current, so no collective can pass by
 running on the ambient device. Writes {scenario: {"ok", "log", "error"}} to
 RESULT_DIR/<rank>.json; a failure also shows in the exit status."""
