@@ -157,8 +157,9 @@ std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta
 
 // index_put_ and _index_put_impl_ (what index's backward and index_put_'s
 // composite call); `unsafe` skips the bounds check, CANN's flag of the same name.
-at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
-                           bool accumulate, bool unsafe) {
+at::Tensor& index_put_impl(const char* op, const LaunchDevice& device, at::Tensor& self, const IndexList& indices,
+                           const at::Tensor& values, bool accumulate, bool unsafe) {
+  // Indices may live on the CPU (the registry declares no-check); values may not.
   check_same_device(op, {{"self", self}, {"values", values}});
   // As ATen's index_put_: an expanded self is deprecated, not refused;
   // values and indices sharing memory with self are refused.
@@ -170,8 +171,6 @@ at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& in
   for (const std::optional<at::Tensor>& index : indices) {
     if (index.has_value() && index->defined()) at::assert_no_overlap(self, *index);
   }
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   const Indices prepared = prepare_indices(self, indices, device, /*with_meta=*/true);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
   // The shape first, then the dtype, as ATen's index_put_ checks them.
@@ -187,22 +186,22 @@ at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& in
   return self;
 }
 
-at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
-  return index_put_impl("index_put_", self, indices, values, accumulate, /*unsafe=*/false);
-}
-
-at::Tensor& index_put_impl_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate,
-                            bool unsafe) {
-  return index_put_impl("_index_put_impl_", self, indices, values, accumulate, unsafe);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_put_", flagos::with_dtype_fallback<"index_put_", &index_put_>());
-  m.impl("_index_put_impl_", flagos::with_dtype_fallback<"_index_put_impl_", &index_put_impl_>());
-}
-
 }  // namespace
 }  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor& index_put_(const LaunchDevice& device, at::Tensor& self, const IndexList& indices,
+                       const at::Tensor& values, bool accumulate) {
+  return index_put_impl("index_put_", device, self, indices, values, accumulate, /*unsafe=*/false);
+}
+
+at::Tensor& index_put_impl_(const LaunchDevice& device, at::Tensor& self, const IndexList& indices,
+                            const at::Tensor& values, bool accumulate, bool unsafe) {
+  return index_put_impl("_index_put_impl_", device, self, indices, values, accumulate, unsafe);
+}
+
+}  // namespace flagos::impl
 
 // ---- index.Tensor: the body of the generated wrapper ---------------------------
 // ATen's meta function (structured_index_Tensor) has checked the indices
