@@ -1,9 +1,9 @@
 // Advanced indexing: index.Tensor (`x[idx]`) and index_put_ (`x[idx] = v`,
 // accumulate false and true) with aclnnIndex and aclnnIndexPutImpl.
 //
-// Device policy: explicit-arg `self`. As in PyTorch, an index tensor lives on
-// the CPU or on self's device; CPU indices are copied to self's device before
-// the launch, never passed as device addresses. `values` lives on self's
+// As in PyTorch, an index tensor lives on the CPU or on self's device; CPU
+// indices are copied to the launch device (self's) before the launch, never
+// passed as device addresses. `values` lives on self's
 // device, or is a CPU 0-dim tensor (a number), copied there as well.
 //
 // index.Tensor is structured in ATen: its meta function checks the indices
@@ -21,14 +21,12 @@
 #include <ATen/ops/index.h>
 #include <c10/util/Exception.h>
 #include <c10/util/accumulate.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"

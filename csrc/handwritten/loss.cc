@@ -17,11 +17,9 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/promote_types.h>
 #include <c10/core/ScalarType.h>
-#include <torch/library.h>
 
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"

@@ -12,7 +12,6 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/OptionalArrayRef.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "generated/aclnn/aclnnInplaceMuls.h"
 #include "generated/aclnn/aclnnStd.h"
