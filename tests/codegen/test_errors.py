@@ -233,13 +233,6 @@ def test_a_handwritten_op_without_a_body_is_refused(ws):
              "csrc/generated/impls.h declares it")
 
 
-def test_handwritten_flags_must_be_booleans_and_keys_known(ws):
-    ws.edit("yaml/handwritten.yaml", "  impl: zero_\n", "  impl: zero_\n  composite: yes please\n")
-    _refused(ws, "yaml/handwritten.yaml", "composite: yes please", "zero_",
-             "`composite: yes please` is not true or false",
-             "write `composite: true` (the body composes other flagos ops) or leave it out")
-
-
 def test_fallthrough_names_known_keys_only(ws):
     ws.edit("yaml/handwritten.yaml", "  fallthrough: [Conjugate, Negative]\n", "  fallthrough: [Conjugate, CPU]\n")
     run = ws.run()
@@ -258,11 +251,17 @@ def test_two_bodies_with_one_signature_and_two_results_are_refused(ws):
     assert "with the same arguments and another result: C++ cannot overload them" in run.err
 
 
-def test_impl_that_is_not_an_identifier_is_refused(ws):
-    ws.edit("yaml/handwritten.yaml", "  impl: scatter_value\n", "  impl: scatter-value\n")
-    _refused(ws, "yaml/handwritten.yaml", "impl: scatter-value", "scatter.value",
-             "`impl: scatter-value` is not a C++ function name",
-             "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)")
+@pytest.mark.parametrize("old,new,op,message,fix", [
+    ("  impl: scatter_value\n", "  impl: scatter-value\n", "scatter.value",
+     "`impl: scatter-value` is not a C++ function name",
+     "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)"),
+    ("  impl: zero_\n", "  impl: zero_\n  composite: yes please\n", "zero_",
+     "`composite: yes please` is not true or false",
+     "write `composite: true` (the body composes other flagos ops) or leave it out"),
+], ids=["impl not an identifier", "composite not a boolean"])
+def test_a_bad_handwritten_key_is_refused(ws, old, new, op, message, fix):
+    ws.edit("yaml/handwritten.yaml", old, new)
+    _refused(ws, "yaml/handwritten.yaml", new.strip().split("\n")[-1], op, message, fix)
 
 
 def test_one_impl_for_two_meta_classes_is_refused(ws):
