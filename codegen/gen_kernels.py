@@ -42,8 +42,9 @@ def render(kernels: list[KernelView], env: jinja2.Environment, inputs: str,
     for index, members in enumerate(by_shard):
         includes = sorted({header for kernel in members for header in kernel.includes})
         aclnn_headers = sorted({f"flagos/aclnn/{entry}.h" for kernel in members for entry in kernel.entry_points})
-        rendered = [dict(dataclasses.asdict(k), code=render_kernel(k, env)) for k in members]
+        rendered = [dict(dataclasses.asdict(k), code="" if k.fallthrough else render_kernel(k, env)) for k in members]
+        dispatch_keys = sorted({k.dispatch for k in members}, key=lambda key: (key != "PrivateUse1", key))
         files[shard_file(index)] = template.render(
             inputs=inputs, shard=index, shards=shards, includes=includes, aclnn_headers=aclnn_headers,
-            kernels=rendered)
+            kernels=rendered, dispatch_keys=dispatch_keys)
     return files

@@ -22,10 +22,13 @@ blanked, digraphs spelled out) and fails, with file:line, when it
     that is not a string literal.
 The first two accept `// flagos-lint: allow-raw-launch(<reason>)` on the
 line or the line above. Files of csrc/handwritten/ also fail when they
-  - register an op (m.impl("<op>", ...)) that yaml/handwritten.yaml does not
-    list for that file; or when an op listed there is not registered in its file;
-  - launch, from the kernel they register for an op, on another device than
-    the op's declared guard/guard_arg (check_policies; docs/codegen.md).
+  - register an op (m.impl("<op>", ...)): the generator writes every
+    registration; or when the body an op of yaml/handwritten.yaml names
+    (`impl:`) is not defined in its file, launch device first;
+  - launch on another device than a LaunchDevice parameter of the function
+    the launch is in, or make a launch device of their own (launch_device_of,
+    no_launch_device): the generated wrapper resolves it from the op's policy
+    and passes it to the body (check_launch_devices; docs/codegen.md).
 """
 
 from __future__ import annotations
@@ -37,8 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from codegen import cpp
-from codegen.model import Guard, HandwrittenEntry, Location, Registry
-from codegen.schemas import OpSchema, aten_schemas
+from codegen.model import Location, Registry
 
 SOURCE_EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")
 
@@ -380,12 +382,12 @@ def source_files(directory: str) -> list[str]:
     return sorted(files)
 
 
-# ---- the launch device of each handwritten launch against the declared policy ----------
+# ---- handwritten launches run on the device their body was given ------------------------
 
-NO_DEVICE = "no launch device"  # no_launch_device(): the thread's current device
-_LOCAL_QUALIFIERS = {"flagos", "hw", "detail"}
 _DEVICE_EXEMPTION = re.compile(r"//\s*flagos-lint:\s*allow-launch-device\((?P<reason>[^)]*)\)")
-_IMPL_CALL = re.compile(r"\b\w+\s*\.\s*impl\s*\(\s*\"([^\"]+)\"\s*,", re.ASCII)
+# The ways to make a launch device other than the one the generated wrapper passes.
+_DEVICE_MAKERS = re.compile(r"\b(launch_device_of|no_launch_device)\s*\(|\bLaunchDevice\s*[({]", re.ASCII)
+_LAUNCH_DEVICE_PARAM = re.compile(r"\bLaunchDevice\b", re.ASCII)
 
 
 @dataclass
@@ -429,11 +431,11 @@ class GuardedLaunch:
         return self.source.line(self.position)
 
 
-def guarded_launches(source: Source, function: cpp.Function) -> list[GuardedLaunch]:
-    """The FLAGOS_GUARDED_LAUNCHes in `function`'s body. (A raw launch is raw_launches' business:
-    it fails unless `allow-raw-launch(<reason>)` documents it.)"""
+def guarded_launches(source: Source, start: int = 0, end: int | None = None) -> list[GuardedLaunch]:
+    """The FLAGOS_GUARDED_LAUNCHes of source.code[start:end]. (A raw launch is raw_launches'
+    business: it fails unless `allow-raw-launch(<reason>)` documents it.)"""
     found = []
-    for match in _LAUNCH_MACRO.finditer(source.code, function.start, function.end):
+    for match in _LAUNCH_MACRO.finditer(source.code, start, len(source.code) if end is None else end):
         open_ = match.end() - 1
         args = cpp.split_top(source.code[open_ + 1:cpp.matching(source.code, open_)])
         if len(args) >= 2:
@@ -441,298 +443,66 @@ def guarded_launches(source: Source, function: cpp.Function) -> list[GuardedLaun
     return found
 
 
-@dataclass
-class Frame:
-    """A function on a path from a registered kernel: how its parameters were bound."""
-
-    source: Source
-    function: cpp.Function
-    bindings: dict  # parameter -> (caller Frame, argument expression, offset of the call)
-    kernel_args: dict | None = None  # the kernel itself: C++ parameter -> schema argument
-
-
-class DeviceTracer:
-    """Which kernel arguments a launch's device expression comes from.
-
-    The answer is a set of schema argument names, NO_DEVICE (no_launch_device(),
-    an empty LaunchDevice) or `?<expression>` for what cannot be followed. An
-    expression is followed through: launch_device_of(a, b) (each argument),
-    on_launch_device(t, device) (the device), any other call (its first
-    argument: empty_on(device, ...), pick(self, group), contiguous_on_device(src)),
-    a ternary (both branches), member access and indexing (the object), locals
-    (their initializers and assignments) and parameters (the argument at the
-    call site on the path from the kernel, or the kernel's own argument)."""
-
-    MAX_DEPTH = 24
-
-    def __init__(self) -> None:
-        self._active: set = set()
-
-    def sources(self, expr: str, frame: Frame, position: int, depth: int = 0) -> frozenset[str]:
-        expr = expr.strip()
-        if depth > self.MAX_DEPTH or not expr:
-            return frozenset({f"?{expr}"})
-        while expr.startswith("(") and cpp.matching(expr, 0) == len(expr) - 1:
-            expr = expr[1:-1].strip()
-        parts = _ternary(expr)
-        if parts:
-            return self.sources(parts[0], frame, position, depth + 1) | self.sources(parts[1], frame, position, depth + 1)
-        if expr in ("{}", "LaunchDevice{}", "LaunchDevice()", "flagos::LaunchDevice{}", "flagos::LaunchDevice()"):
-            return frozenset({NO_DEVICE})
-        if expr[0] in "*&":
-            return self.sources(expr[1:], frame, position, depth + 1)
-        head = re.match(r"((?:::)?(?:[A-Za-z_]\w*\s*::\s*)*)([A-Za-z_]\w*)\s*", expr, re.ASCII)
-        if head is None:
-            return frozenset({f"?{expr}"})
-        qualifiers = {q.strip() for q in head.group(1).split("::") if q.strip()}
-        name, rest = head.group(2), expr[head.end():]
-        if rest.startswith("<") and name in ("static_cast", "const_cast", "reinterpret_cast"):
-            rest = rest[cpp.matching(rest.replace("<", "(").replace(">", ")"), 0) + 1:].lstrip()
-        if rest.startswith("("):
-            close = cpp.matching(rest, 0)
-            args = cpp.split_top(rest[1:close])
-            if name == "no_launch_device" and not args:
-                return frozenset({NO_DEVICE})
-            if name == "launch_device_of":
-                found = frozenset()
-                for arg in args:
-                    found |= self.sources(arg, frame, position, depth + 1)
-                return found or frozenset({NO_DEVICE})
-            if name == "on_launch_device" and len(args) == 2:
-                return self.sources(args[1], frame, position, depth + 1)
-            if name == "move" and qualifiers <= {"std"} and args:
-                return self.sources(args[0], frame, position, depth + 1)
-            if args:
-                return self.sources(args[0], frame, position, depth + 1)
-            return frozenset({f"?{expr}"})
-        if rest and not rest.startswith((".", "->", "[")):
-            return frozenset({f"?{expr}"})  # an operator expression: not a device
-        if qualifiers - _LOCAL_QUALIFIERS:
-            return frozenset({f"?{expr}"})
-        return self.resolve(name, frame, position, depth + 1)
-
-    def resolve(self, name: str, frame: Frame, position: int, depth: int) -> frozenset[str]:
-        key = (id(frame), name)
-        if key in self._active:
-            return frozenset()
-        self._active.add(key)
-        try:
-            # Every definition in the function, not only those before the use: a loop may
-            # reassign the device after the launch, for the next iteration. A parameter
-            # keeps its argument as well as whatever is assigned to it.
-            found = frozenset()
-            for offset, init in cpp.definitions(frame.source.code, frame.function, name, frame.function.end):
-                found |= self.sources(init, frame, offset, depth)
-            if name in frame.function.params:
-                if frame.kernel_args is not None:
-                    arg = frame.kernel_args.get(name)
-                    found |= frozenset({arg}) if arg else frozenset({f"?{name}"})
-                elif name in frame.bindings:
-                    caller, arg, offset = frame.bindings[name]
-                    found |= self.sources(arg, caller, offset, depth)
-                else:
-                    found |= frozenset({f"?{name}"})  # a defaulted parameter
-                return found
-            return found or frozenset({f"?{name}"})
-        finally:
-            self._active.discard(key)
+def _exempted(source: Source, line: int, problems: list[LintProblem]) -> bool:
+    """Whether the line carries an allow-launch-device exemption; one without a reason is a problem."""
+    exemption = source.exemption(line, _DEVICE_EXEMPTION)
+    if exemption is None:
+        return False
+    if not exemption.group("reason").strip():
+        problems.append(LintProblem(Location(source.shown, line), "the allow-launch-device exemption gives no reason",
+                                    "write `// flagos-lint: allow-launch-device(<why this launch runs on another "
+                                    "device than the one its body was given>)`"))
+    return True
 
 
-def _ternary(expr: str) -> tuple[str, str] | None:
-    """The two branches of a top-level `cond ? a : b`, or None."""
-    depth, question = 0, -1
-    for index, char in enumerate(expr):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and char == "?" and question < 0:
-            question = index
-        elif depth == 0 and char == ":" and question >= 0 and expr[index - 1:index + 1] != "::" \
-                and expr[index:index + 2] != "::":
-            return expr[question + 1:index], expr[index + 1:]
-    return None
-
-
-def _walk(frame: Frame, table: dict, path: tuple, found: list) -> None:
-    """Every guarded launch reachable from `frame`'s function, with the frame it runs in."""
-    for launch in guarded_launches(frame.source, frame.function):
-        found.append((launch, frame))
-    if len(path) > DeviceTracer.MAX_DEPTH:
-        return
-    for call in cpp.calls(frame.source.code, frame.function, set(table), _LOCAL_QUALIFIERS):
-        for source, function in table.get(call.name, ()):
-            if id(function) in path or len(call.args) > len(function.params):
+def check_launch_devices(source: Source) -> list[LintProblem]:
+    """The one device rule of csrc/handwritten/: the generated wrapper resolves each op's launch
+    device from its registry policy and passes it to the body, so every FLAGOS_GUARDED_LAUNCH
+    launches on a `LaunchDevice` parameter of the function it is in (the body's, or a helper's
+    that the body passes it to), and no file makes a launch device of its own
+    (launch_device_of, no_launch_device, a LaunchDevice{...}). A deliberate exception carries
+    `// flagos-lint: allow-launch-device(<reason>)` on its line or the line above."""
+    problems: list[LintProblem] = []
+    inside: list[tuple[int, int]] = []
+    for function in source.functions:
+        inside.append((function.start, function.end))
+        device_params = {name for name, declared in zip(function.params, function.declarations)
+                         if name and _LAUNCH_DEVICE_PARAM.search(declared)}
+        for launch in guarded_launches(source, function.start, function.end):
+            if launch.device.strip() in device_params or _exempted(source, launch.line, problems):
                 continue
-            bindings = {param: (frame, arg, call.position)
-                        for param, arg in zip(function.params, call.args) if param is not None}
-            _walk(Frame(source, function, bindings), table, path + (id(function),), found)
-
-
-def _describe(sources: frozenset[str]) -> str:
-    named = sorted(s for s in sources if not s.startswith("?") and s != NO_DEVICE)
-    parts = [f"the device of {', '.join(f'`{n}`' for n in named)}"] if named else []
-    if NO_DEVICE in sources:
-        parts.append("no launch device (the thread's current device)")
-    parts += [f"`{s[1:]}`, which the lint cannot trace to an argument" for s in sorted(sources) if s.startswith("?")]
-    return " and ".join(parts) or "no device"
-
-
-def _policy_problem(entry: HandwrittenEntry, schema: OpSchema, sources: frozenset[str]) -> str | None:
-    """Why a launch on `sources` contradicts the entry's declared guard, or None."""
-    policy = entry.policy
-    untraced = any(s.startswith("?") for s in sources)
-    if policy.guard is Guard.NONE:
-        return "declares guard none, so it launches nothing guarded"
-    if untraced:
-        return "the lint cannot tell which argument the launch device comes from"
-    if policy.guard is Guard.FIRST_TENSOR:
-        tensors = set(schema.first_tensor_candidates())
-        if NO_DEVICE in sources or not sources or not sources <= tensors:
-            return f"declares guard first-tensor (a device from {', '.join(sorted(tensors))})"
-        return None
-    if sources != {policy.guard_arg}:
-        return f"declares guard explicit-arg `{policy.guard_arg}`"
-    return None
-
-
-@functools.lru_cache(maxsize=64)
-def _kernels(text: str) -> list[tuple[str, str, int]]:
-    """(op, kernel function name, line) of each m.impl("<op>", TORCH_FN(<kernel>)) in a file;
-    the name is "" when the kernel is not a function of this file (a lambda, at::native::...)."""
-    code = blank_comments(text, strings_too=False)
-    found = []
-    for match in _IMPL_CALL.finditer(code):
-        op = match.group(1)
-        op = op[len("aten::"):] if op.startswith("aten::") else op
-        open_ = code.rfind("(", 0, match.end())
-        args = cpp.split_top(code[open_ + 1:cpp.matching(code, open_)])
-        # (split_top does not pair angle brackets: rejoin the template's commas)
-        target = ",".join(args[1:]).strip() if len(args) > 1 else ""
-        inner = re.fullmatch(r"TORCH_FN\s*\((.*)\)", target, re.DOTALL) or \
-            re.fullmatch(r'(?:flagos::)?with_dtype_fallback\s*<\s*"[^"]*"\s*,(.*)>\s*\(\s*\)', target, re.DOTALL)
-        target = (inner.group(1) if inner else target).strip().lstrip("&").strip()
-        parts = [p.strip() for p in target.split("::")]
-        name = parts[-1] if re.fullmatch(r"[A-Za-z_]\w*", parts[-1] or "") and \
-            set(p for p in parts[:-1] if p) <= _LOCAL_QUALIFIERS else ""
-        found.append((op, name, _line_of(text, match.start())))
-    return found
-
-
-def check_policies(registry: Registry, schemas, root: str, sources: dict[str, Source],
-                   helpers: list[Source], show, reached: set | None = None) -> list[LintProblem]:
-    """Each handwritten op's launches against its declared guard/guard_arg; the launches
-    reached from a kernel go to `reached` as (file, offset)."""
-    problems = []
-    reported = set()
-    reached = reached if reached is not None else set()
-    bodies_done = set()
-    for entry in registry.handwritten:
-        source = sources.get(show(os.path.join(root, entry.file)))
-        schema = schemas.get(entry.op)
-        if source is None or schema is None:
+            given = ", ".join(f"`{name}`" for name in sorted(device_params)) or "none"
+            problems.append(LintProblem(
+                Location(source.shown, launch.line),
+                f"`{function.name}` launches {launch.operator} on `{launch.device.strip()}`, not on a LaunchDevice "
+                f"parameter of its own (it has {given})",
+                "take `const LaunchDevice& device` first and launch on it: the generated wrapper resolves it from the "
+                "op's policy in yaml/handwritten.yaml (or mark a deliberate exception "
+                "`// flagos-lint: allow-launch-device(<reason>)`)"))
+    for launch in guarded_launches(source):
+        if not any(start <= launch.position <= end for start, end in inside) and \
+                not _exempted(source, launch.line, problems):
+            problems.append(LintProblem(
+                Location(source.shown, launch.line),
+                f"launches {launch.operator} outside a function the lint can read",
+                "launch from a function that takes `const LaunchDevice& device`, on that device"))
+    for match in _DEVICE_MAKERS.finditer(source.code):
+        line = source.line(match.start())
+        if _exempted(source, line, problems):
             continue
-        table: dict[str, list] = {}
-        for owner in [source, *helpers]:
-            for function in owner.functions:
-                table.setdefault(function.name, []).append((owner, function))
-        if entry.impl is not None:
-            if entry.impl not in bodies_done:
-                bodies_done.add(entry.impl)
-                problems += _check_body(entry, source, table, reached)
-            continue
-        for op, name, line in _kernels(source.text):
-            if op != entry.op or not name:
-                continue
-            candidates = [f for f in source.functions if f.name == name]
-            kernel = next((f for f in candidates if len(f.params) == len(schema.arguments)), None)
-            if kernel is None:
-                problems.append(LintProblem(
-                    Location(source.shown, line),
-                    f"{op}: cannot find its kernel `{name}({len(schema.arguments)} parameters)` in {source.shown}",
-                    "register a function defined in this file, with the op's parameters in schema order"))
-                continue
-            kernel_args = {param: arg.name for param, arg in zip(kernel.params, schema.arguments) if param}
-            for launch, sources_found in _traced_launches(source, kernel, kernel_args, table, reached, reported,
-                                                          problems):
-                where = f"{launch.source.shown}:{launch.line}"
-                why = _policy_problem(entry, schema, sources_found)
-                if why is None or (op, where) in reported:
-                    continue
-                reported.add((op, where))
-                problems.append(LintProblem(
-                    Location(launch.source.shown, launch.line),
-                    f"{op} {why} (at {entry.loc}), but its kernel `{kernel.name}` launches {launch.operator} "
-                    f"on {_describe(sources_found)}",
-                    _policy_fix(entry, schema, sources_found)))
+        made = match.group(1) or "LaunchDevice"
+        problems.append(LintProblem(
+            Location(source.shown, line),
+            f"makes a launch device of its own ({made}): a handwritten body launches on the device its "
+            "generated wrapper passes",
+            "use the `const LaunchDevice&` the body was given; the op's guard belongs in yaml/handwritten.yaml "
+            "(or mark a deliberate exception `// flagos-lint: allow-launch-device(<reason>)`)"))
     return problems
 
 
-def _traced_launches(source, function, args: dict, table, reached: set, reported: set, problems: list):
-    """The launches reached from `function` (its parameters named by `args`), each with the
-    arguments its device traces back to; launches exempted with a reason are left out, and an
-    exemption without one is a problem."""
-    found: list = []
-    _walk(Frame(source, function, {}, args), table, (id(function),), found)
-    tracer = DeviceTracer()
-    for launch, frame in found:
-        reached.add((launch.source.shown, launch.position))
-        exemption = launch.source.exemption(launch.line, _DEVICE_EXEMPTION)
-        if exemption is not None and exemption.group("reason").strip():
-            continue
-        if exemption is not None:
-            key = (f"{launch.source.shown}:{launch.line}", "reason")
-            if key not in reported:
-                reported.add(key)
-                problems.append(LintProblem(Location(launch.source.shown, launch.line),
-                                            "the allow-launch-device exemption gives no reason",
-                                            "write `// flagos-lint: allow-launch-device(<why this launch "
-                                            "runs on another device than its op's policy>)`"))
-            continue
-        yield launch, tracer.sources(launch.device, frame, launch.position)
-
-
-def _check_body(entry: HandwrittenEntry, source, table, reached: set) -> list[LintProblem]:
-    """A structured op's body launches on the device its generated wrapper passes (its first
-    parameter); the wrapper applies the op's declared policy."""
-    problems: list = []
-    for body in (f for f in source.functions if f.name == entry.impl and f.params and f.params[0]):
-        params = {param: param for param in body.params[1:] if param}
-        params[body.params[0]] = _BODY_DEVICE
-        for launch, sources_found in _traced_launches(source, body, params, table, reached, set(), problems):
-            if sources_found != frozenset({_BODY_DEVICE}):
-                problems.append(LintProblem(
-                    Location(launch.source.shown, launch.line),
-                    f"the body flagos::impl::{entry.impl} launches {launch.operator} on {_describe(sources_found)}, "
-                    f"not on the launch device its wrapper passes (`{body.params[0]}`)",
-                    f"launch on `{body.params[0]}`: the generated wrapper resolved it from {entry.op}'s policy"))
-    return problems
-
-
-_BODY_DEVICE = "the wrapper's launch device"
-
-
-def _policy_fix(entry: HandwrittenEntry, schema: OpSchema, sources: frozenset[str]) -> str:
-    named = sorted(s for s in sources if not s.startswith("?") and s != NO_DEVICE)
-    tensors = set(schema.first_tensor_candidates())
-    if any(s.startswith("?") for s in sources):
-        declared = "declared guard" + (f"'s argument `{entry.policy.guard_arg}`" if entry.policy.guard_arg else "")
-        return (f"compute the launch device with launch_device_of(<arguments>) from the kernel's arguments "
-                f"({declared}), or mark a deliberate exception `// flagos-lint: allow-launch-device(<reason>)`")
-    if len(named) == 1 and NO_DEVICE not in sources:
-        suggestion = f"`guard: explicit-arg` with `guard_arg: {named[0]}`"
-    elif named and NO_DEVICE not in sources and set(named) <= tensors:
-        suggestion = "`guard: first-tensor`"
-    else:
-        suggestion = "the policy the kernel implements"
-    return (f"declare {suggestion} in yaml/handwritten.yaml, or launch on the declared device, or mark a "
-            "deliberate exception `// flagos-lint: allow-launch-device(<reason>)` on the launch")
-
-
-def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, schemas=None) -> list[LintProblem]:
+def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show) -> list[LintProblem]:
     """Every lint problem of csrc/ (launches around the guard) and of csrc/handwritten/ against
-    yaml/handwritten.yaml (registrations, declared policies)."""
-    schemas = schemas or aten_schemas()
+    yaml/handwritten.yaml (no registrations, the bodies it names, their launch devices)."""
     problems: list[LintProblem] = []
     csrc = os.path.join(root, "csrc")
     scanned: dict[str, str] = {}  # path -> its path under csrc/
@@ -752,54 +522,40 @@ def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show, 
 
     generated = {entry.op: entry.loc for entry in registry.ops}
     listed = {entry.op: entry for entry in registry.handwritten}
-    registered: dict[str, set[str]] = {}  # shown file -> ops it registers
     sources: dict[str, Source] = {}
     for path in source_files(handwritten_dir) if os.path.isdir(handwritten_dir) else []:
         shown = show(path)
         text = texts[path]
         sources[shown] = read_source(shown, text)
+        # The generator writes every registration (csrc/generated/kernels_*.cpp): a handwritten
+        # file defines bodies only.
         for op, line in registrations(text):
-            registered.setdefault(shown, set()).add(op)
             entry = listed.get(op)
-            if entry is not None and entry.impl is not None:
+            if entry is not None:
                 message = f"registers {op}, whose wrapper the generator writes and registers (impl: {entry.impl})"
                 fix = f"remove this m.impl: the file defines only the body flagos::impl::{entry.impl}"
-            elif entry is not None and show(os.path.join(root, entry.file)) == shown:
-                continue
-            elif entry is not None:
-                message = f"registers {op}, which yaml/handwritten.yaml lists with file {entry.file}"
-                fix = f"set `file: {shown}` in its entry at {entry.loc}"
             elif op in generated:
                 message = f"registers {op}, which is generated (at {generated[op]})"
-                fix = "remove the generated entry and list the op in yaml/handwritten.yaml, or drop this m.impl"
+                fix = "remove this m.impl: the generator registers the op's kernel"
             else:
-                message = f"registers {op}, which yaml/handwritten.yaml does not list"
-                fix = f"add `- op: {op}` with its guard and `file: {shown}` to yaml/handwritten.yaml"
+                message = f"registers {op}: handwritten files define bodies, the generator registers them"
+                fix = (f"add `- op: {op}` with its guard, `file: {shown}` and `impl: <its body>` to "
+                       "yaml/handwritten.yaml, and remove this m.impl")
             problems.append(LintProblem(Location(shown, line), message, fix))
     for entry in registry.handwritten:
         path = os.path.join(root, entry.file)
         shown = show(path)
         if not os.path.isfile(path):
             problems.append(LintProblem(entry.loc, f"{entry.op}: file {entry.file} does not exist",
-                                        "fix `file:` or write the kernel"))
-        elif entry.impl is not None:
-            if not any(f.name == entry.impl and f.params and f.params[0] for f in sources[shown].functions):
+                                        "fix `file:` or write the body"))
+            continue
+        bodies = [entry.impl] + ([entry.autograd_impl] if entry.autograd_impl else [])
+        for body in bodies:
+            if not any(f.name == body and f.declarations and _LAUNCH_DEVICE_PARAM.search(f.declarations[0])
+                       for f in sources[shown].functions):
                 problems.append(LintProblem(entry.loc, f"{entry.op}: {entry.file} does not define its body "
-                                            f"flagos::impl::{entry.impl}",
-                                            f"define it as generated/impls.h declares it, in namespace flagos::impl"))
-        elif entry.op not in registered.get(shown, set()):
-            problems.append(LintProblem(entry.loc, f"{entry.op} is not registered in {entry.file}",
-                                        f'add m.impl("{entry.op}", TORCH_FN(...)) to its TORCH_LIBRARY_IMPL block'))
-    helpers = [source for shown, source in sources.items() if shown.endswith((".h", ".hh", ".hpp"))]
-    reached: set = set()
-    problems += check_policies(registry, schemas, root, sources, helpers, show, reached)
-    for shown, source in sources.items():
-        for function in source.functions:
-            for launch in guarded_launches(source, function):
-                if (shown, launch.position) not in reached:
-                    problems.append(LintProblem(
-                        Location(shown, launch.line),
-                        f"launches {launch.operator} from `{function.name}`, which no registered kernel calls: no "
-                        "declared policy checks its device",
-                        "call it directly from the kernels that need it (not through a pointer), or remove it"))
+                                            f"flagos::impl::{body}",
+                                            "define it as generated/impls.h declares it, in namespace flagos::impl"))
+    for source in sources.values():
+        problems += check_launch_devices(source)
     return sorted(set(problems))

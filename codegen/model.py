@@ -181,10 +181,28 @@ class HandwrittenEntry:
     policy: DevicePolicy
     file: str  # relative to the repo root
     loc: Location
-    # A structured op's body (flagos::impl::<name> in `file`): the generator
-    # writes and registers the op's wrapper (device check, guard, ATen's meta
-    # function, outputs) and calls it. None: the file registers a whole kernel.
+    # The op's body (flagos::impl::<name> in `file`): the generator writes and
+    # registers the op's wrapper (device check, guard, and for a structured op
+    # ATen's meta function and outputs) and calls it with the launch device.
+    # None: the file registers a whole kernel (the old way).
     impl: str | None = None
+    # True: structured in torch, the body takes meta()'s arguments and the
+    # outputs; False: the body takes the op's own arguments and returns its result.
+    structured: bool = False
+    # False: registered without the per-dtype CPU fallback (copies: the
+    # fallback itself copies).
+    dtype_fallback: bool = True
+    # True: the body composes other flagos ops (each guarding its own
+    # launch); the wrapper makes the device current with a CompositeGuard,
+    # which the composite-guard switch turns off for the negative control.
+    composite: bool = False
+    # A second body, registered under AutogradPrivateUse1 (matmul: ATen's
+    # decomposition, so that autograd differentiates it), with a
+    # CompositeGuard on the same launch device and no device check.
+    autograd_impl: str | None = None
+    # Dispatch keys under which the op falls through to the next key (_copy_from
+    # under Conjugate and Negative: their fallback would copy, i.e. recurse).
+    fallthrough: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

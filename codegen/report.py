@@ -30,7 +30,7 @@ def policy_rows(registry: Registry, kernels: list[KernelView], schemas: ATenSche
         PolicyRow(k.op, "generated", k.shape, k.guard, ", ".join(k.guard_sources) or "-", k.device_check,
                   k.reason or "", k.yaml_loc, ", ".join(k.entry_points))
         for k in kernels
-        if k.impl_call is None  # a handwritten body's wrapper: its handwritten entry is its row
+        if k.impl_call is None and not k.fallthrough  # a handwritten body's wrapper: its handwritten entry is its row
     ]
     for entry in registry.handwritten:
         schema = schemas.get(entry.op)
@@ -98,7 +98,11 @@ def explain(op: str, registry: Registry, kernels: list[KernelView], schemas: ATe
     schema = schemas.get(op)
     if schema is None or (kernel is None and handwritten is None):
         return None
-    if kernel is not None:
+    if handwritten is not None and kernel is not None:
+        guard, sources, check, reason = kernel.guard, kernel.guard_sources, kernel.device_check, kernel.reason
+        where = (f"handwritten in {handwritten.file} (body flagos::impl::{handwritten.impl}), declared at "
+                 f"{handwritten.loc}; its wrapper generated in {shard_files[op]}")
+    elif kernel is not None:
         guard, sources, check, reason = kernel.guard, kernel.guard_sources, kernel.device_check, kernel.reason
         where = f"generated from {kernel.yaml_loc}, shape {kernel.shape}, in {shard_files[op]}"
     else:
@@ -173,7 +177,7 @@ def suggestions(name: str, registry: Registry, schemas: ATenSchemas) -> list[str
 def filter_rows(rows: list[PolicyRow], guard: str | None, file: str | None) -> list[PolicyRow]:
     """Rows with that guard and/or from that YAML file or handwritten source (a path or its end)."""
     def from_file(row: PolicyRow) -> bool:
-        places = [row.where.rsplit(":", 1)[0]] + ([row.kernel] if row.kind == "handwritten" else [])
+        places = [row.where.rsplit(":", 1)[0]] + ([row.kernel.split(" (")[0]] if row.kind == "handwritten" else [])
         wanted = file.replace("\\", "/").lstrip("./")
         return any(place == wanted or place.endswith("/" + wanted) for place in places)
 

@@ -8,6 +8,7 @@ Templates only place these fragments.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from codegen.errors import Problems
@@ -70,6 +71,10 @@ class KernelView:
     impl_call: str | None = None  # a handwritten structured op: the call of its body
     written_checks: tuple[str, ...] = ()  # not structured, out= or in place: flagos::check_written calls
     check_call: str | None = None  # not structured: its argument checks (flagos::check::<name>)
+    dtype_fallback: bool = True  # registered with the per-dtype CPU fallback
+    guard_class: str = "LaunchGuard"  # CompositeGuard for a body composed of other flagos ops
+    dispatch: str = "PrivateUse1"  # the dispatch key it is registered under
+    fallthrough: bool = False  # no wrapper: registered as a fallthrough under `dispatch`
 
 
 def wrapper_name(op: str) -> str:
@@ -291,6 +296,8 @@ def resolve_impl(entry: HandwrittenEntry, schema: OpSchema) -> KernelView:
     """The wrapper of a handwritten structured op: the boundary of a generated one (device
     check, guard, ATen's meta function, outputs), then a call of its body
     flagos::impl::<name>(launch device, meta()'s arguments, outputs)."""
+    if not entry.structured:
+        return _resolve_body(entry, schema)
     group = schema.structured
     assert entry.impl is not None and group is not None  # checked by the registry
     sources, device_expr, check_list = _policy_fragments(entry.policy, schema)
@@ -313,6 +320,57 @@ def resolve_impl(entry: HandwrittenEntry, schema: OpSchema) -> KernelView:
         yaml_loc=str(entry.loc), result=result, structured=structured, impl_call=call)
 
 
+def _resolve_body(entry: HandwrittenEntry, schema: OpSchema) -> KernelView:
+    """The wrapper of a handwritten op that is not structured: the device check and the
+    guard of its policy, then `return flagos::impl::<name>(launch device, its arguments)`."""
+    sources, device_expr, check_list = _policy_fragments(entry.policy, schema)
+    declaration = schema.concrete_signature.replace("WRAPPER", wrapper_name(entry.op), 1)
+    args = ", ".join(["launch_device"] + _signature_names(schema.concrete_signature))
+    return KernelView(
+        op=entry.op, schema=schema.schema, shape="impl", template="body.cpp.j2",
+        wrapper=wrapper_name(entry.op), declaration=declaration,
+        guard=entry.policy.guard.value, guard_arg=entry.policy.guard_arg, guard_sources=sources,
+        device_check=entry.policy.device_check.value, reason=entry.policy.reason,
+        guard_comment=_guard_comment(entry.policy, sources, schema), device_expr=device_expr,
+        check_list=check_list, cpu_operands=(), moved_call=None, out_size=None, out_dtype=None, launch="",
+        wrapped_arg=None, wrapped_launch=None, includes=(), entry_points=(),
+        yaml_loc=str(entry.loc), impl_call=f"flagos::impl::{entry.impl}({args})",
+        dtype_fallback=entry.dtype_fallback, guard_class="CompositeGuard" if entry.composite else "LaunchGuard")
+
+
+def resolve_autograd_body(entry: HandwrittenEntry, schema: OpSchema) -> KernelView:
+    """The AutogradPrivateUse1 wrapper of a handwritten op with `autograd_impl:`: the op's
+    launch device made current with a CompositeGuard, then its autograd body (the inner
+    ops check their own devices)."""
+    view = _resolve_body(entry, schema)
+    wrapper = "autograd_" + wrapper_name(entry.op)
+    args = ", ".join(["launch_device"] + _signature_names(schema.concrete_signature))
+    return dataclasses.replace(
+        view, wrapper=wrapper, declaration=schema.concrete_signature.replace("WRAPPER", wrapper, 1), check_list=None,
+        guard_comment=view.guard_comment + "; under AutogradPrivateUse1",
+        impl_call=f"flagos::impl::{entry.autograd_impl}({args})", guard_class="CompositeGuard",
+        dispatch="AutogradPrivateUse1")
+
+
+def _signature_names(signature: str) -> list[str]:
+    """The parameter names of torchgen's C++ declaration `R WRAPPER(T a, U b)` (the last
+    identifier of each top-level parameter)."""
+    params = signature[signature.index("WRAPPER(") + len("WRAPPER("):signature.rindex(")")]
+    names, depth, current = [], 0, ""
+    for char in params + ",":
+        if char in "<([":
+            depth += 1
+        elif char in ">)]":
+            depth -= 1
+        if char == "," and depth == 0:
+            if current.strip():
+                names.append(current.strip().split()[-1].lstrip("&*"))
+            current = ""
+        else:
+            current += char
+    return names
+
+
 def _result(outputs: list[OutputView]) -> str:
     if len(outputs) == 1:
         return outputs[0].name
@@ -333,5 +391,11 @@ def resolve_all(registry: Registry, schemas: ATenSchemas, problems: Problems | N
     for handwritten in registry.handwritten:
         if handwritten.impl is not None:
             kernels.append(resolve_impl(handwritten, schemas.get(handwritten.op)))
+        if handwritten.autograd_impl is not None:
+            kernels.append(resolve_autograd_body(handwritten, schemas.get(handwritten.op)))
+        for key in handwritten.fallthrough:
+            kernels.append(dataclasses.replace(kernels[-1] if kernels[-1].op == handwritten.op else
+                                               resolve_impl(handwritten, schemas.get(handwritten.op)),
+                                               dispatch=key, fallthrough=True))
     problems.raise_if_any()
     return kernels

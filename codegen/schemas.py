@@ -105,6 +105,9 @@ class OpSchema:
     has_tensor_options: bool
     inplace: bool
     structured: StructuredGroup | None = None
+    # As `signature` with SymInts as plain integers (int64_t, at::IntArrayRef): what a
+    # handwritten op's wrapper and body take (TORCH_FN accepts it for a SymInt schema).
+    concrete_signature: str = ""
 
     def argument(self, name: str) -> Argument | None:
         for arg in self.arguments:
@@ -227,6 +230,7 @@ class ATenSchemas:
         ):
             dispatcher_signature = DispatcherSignature.from_schema(func)
             signature = dispatcher_signature.decl(name="WRAPPER")
+            concrete_signature = DispatcherSignature.from_schema(func, symint=False).decl(name="WRAPPER")
             structured = self._structured(function, dispatcher_signature)
         args = func.arguments
         out_names = tuple(a.name for a in args.out)
@@ -256,6 +260,7 @@ class ATenSchemas:
             has_tensor_options=args.tensor_options is not None,
             inplace=func.name.name.inplace,
             structured=structured,
+            concrete_signature=concrete_signature,
         )
 
 

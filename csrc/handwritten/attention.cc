@@ -5,9 +5,6 @@
 // _fused_sdp_choice (csrc/aten/sdpa_choice.cc) sends a call here when
 // hw::fused_attention_unsupported finds nothing against it.
 //
-// Device policy: first-tensor (query, else key / value / grad_out); every
-// tensor on that device.
-//
 // How PyTorch's arguments map onto CANN's:
 // - layout BNSD, headNum = query's heads; key/value may have fewer heads
 //   (GQA: CANN takes Nq a multiple of Nkv);
@@ -38,7 +35,6 @@
 #include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/SymInt.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <array>
@@ -50,7 +46,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "aten/attention_support.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -154,22 +150,23 @@ double scale_of(std::optional<double> scale, const at::Tensor& query) {
   return scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(query.size(3)));
 }
 
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
 using ForwardResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt,
                                  at::Tensor, at::Tensor, at::Tensor>;
 
-ForwardResult fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                              const std::optional<at::Tensor>& attn_bias, double dropout_p, bool is_causal,
-                              bool return_debug_mask, std::optional<double> scale) {
-  check_same_device("_scaled_dot_product_fused_attention_overrideable",
-                    {{"query", query}, {"key", key}, {"value", value}, {"attn_bias", attn_bias}});
+ForwardResult fused_attention(const LaunchDevice& device, const at::Tensor& query, const at::Tensor& key,
+                              const at::Tensor& value, const std::optional<at::Tensor>& attn_bias, double dropout_p,
+                              bool is_causal, bool return_debug_mask, std::optional<double> scale) {
   const at::Tensor mask = attn_bias.has_value() ? *attn_bias : at::Tensor();
   check_supported("_scaled_dot_product_fused_attention_overrideable", query, key, value, mask, dropout_p, is_causal);
   TORCH_CHECK(!return_debug_mask, "_scaled_dot_product_fused_attention_overrideable on flagos: return_debug_mask "
               "is not supported");
   const int64_t batch = query.size(0), heads = query.size(1), q_len = query.size(2);
   const int64_t kv_len = key.size(2), v_dim = value.size(3);
-  const LaunchDevice device = launch_device_of(query, key, value);
-  const LaunchGuard device_current(device);  // before any allocation
 
   at::Tensor out = empty_on(device, {batch, heads, q_len, v_dim}, query.scalar_type());
   const at::Tensor softmax_max = empty_on(device, {batch, heads, q_len, 8}, at::kFloat);
@@ -196,14 +193,12 @@ ForwardResult fused_attention(const at::Tensor& query, const at::Tensor& key, co
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
-    const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
-    const at::Tensor& logsumexp, const at::Tensor& /*cum_seq_q*/, const at::Tensor& /*cum_seq_k*/,
-    c10::SymInt /*max_q*/, c10::SymInt /*max_k*/, double dropout_p, bool is_causal,
-    const at::Tensor& /*philox_seed*/, const at::Tensor& /*philox_offset*/, std::optional<double> scale) {
+    const LaunchDevice& device, const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key,
+    const at::Tensor& value, const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
+    const at::Tensor& logsumexp, const at::Tensor& /*cum_seq_q*/, const at::Tensor& /*cum_seq_k*/, int64_t /*max_q*/,
+    int64_t /*max_k*/, double dropout_p, bool is_causal, const at::Tensor& /*philox_seed*/,
+    const at::Tensor& /*philox_offset*/, std::optional<double> scale) {
   const char* op = "_scaled_dot_product_fused_attention_overrideable_backward";
-  check_same_device(op, {{"grad_out", grad_out}, {"query", query}, {"key", key}, {"value", value},
-                         {"attn_bias", attn_bias}, {"out", out}, {"logsumexp", logsumexp}});
   check_supported(op, query, key, value, attn_bias, dropout_p, is_causal);
   TORCH_CHECK(!grad_input_mask[3], op, " on flagos: the gradient of attn_bias is not computed (CANN's "
               "FlashAttentionScoreGrad leaves dpse unwritten)");
@@ -213,8 +208,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
               op, " on flagos: logsumexp must be the forward's [batch, heads, query sequence] float32");
   TORCH_CHECK(out.sizes() == at::IntArrayRef({batch, heads, q_len, v_dim}) && grad_out.sizes() == out.sizes(), op,
               " on flagos: out and grad_out must be [batch, heads, query sequence, value head dim]");
-  const LaunchDevice device = launch_device_of(grad_out, query, key, value);
-  const LaunchGuard device_current(device);  // before any allocation
 
   // CANN recomputes the probabilities as exp(score - max) / sum: max =
   // logsumexp and sum = 1 give softmax exactly.
@@ -236,10 +229,4 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
           grad_input_mask[2] ? grad_value : at::Tensor(), at::Tensor()};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_scaled_dot_product_fused_attention_overrideable", flagos::with_dtype_fallback<"_scaled_dot_product_fused_attention_overrideable", &fused_attention>());
-  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", flagos::with_dtype_fallback<"_scaled_dot_product_fused_attention_overrideable_backward", &fused_attention_backward>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

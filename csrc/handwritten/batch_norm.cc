@@ -18,18 +18,14 @@
 // needs the running statistics. Mixed dtypes (a half input with float
 // parameters) keep float statistics, as ATen; the backward then runs in
 // float, since on A2/A3 the operator wants the parameters in gradOut's dtype.
-//
-// Device policy: first-tensor (input; grad_out for the backward); all
-// operands on one device.
 #include <ATen/core/Tensor.h>
-#include <torch/library.h>
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <tuple>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnBatchNorm.h"
@@ -65,13 +61,17 @@ void check_input(const char* op, const at::Tensor& input) {
               input.dim(), " dims");
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tensor& input, const OptTensor& weight,
-                                                                 const OptTensor& bias, const OptTensor& running_mean,
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(const LaunchDevice& device, const at::Tensor& input,
+                                                                 const OptTensor& weight, const OptTensor& bias,
+                                                                 const OptTensor& running_mean,
                                                                  const OptTensor& running_var, bool training,
                                                                  double momentum, double eps) {
   constexpr const char* op = "native_batch_norm";
-  check_same_device(op, {{"input", input}, {"weight", weight}, {"bias", bias}, {"running_mean", running_mean},
-                         {"running_var", running_var}});
   check_input(op, input);
   const int64_t channels = input.size(1);
   check_channels(op, "weight", weight, channels);
@@ -82,8 +82,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
               ": running_mean and running_var must be defined in evaluation mode");
   const at::ScalarType stat_type =
       mixed(input, {&weight, &bias, &running_mean, &running_var}) ? at::kFloat : input.scalar_type();
-  const LaunchDevice device = launch_device_of(input);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, input.sizes(), input.scalar_type());
   at::Tensor save_mean = empty_on(device, {training ? channels : 0}, stat_type);
   at::Tensor save_var = empty_on(device, {training ? channels : 0}, stat_type);
@@ -99,13 +97,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   return {out, save_mean, save_var};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_gradients(
-    const at::Tensor& grad_out, const at::Tensor& input, const OptTensor& weight, const OptTensor& running_mean,
-    const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_invstd, bool train, double eps,
-    std::array<bool, 3> output_mask) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+    const LaunchDevice& device, const at::Tensor& grad_out, const at::Tensor& input, const OptTensor& weight,
+    const OptTensor& running_mean, const OptTensor& running_var, const OptTensor& save_mean,
+    const OptTensor& save_invstd, bool train, double eps, std::array<bool, 3> output_mask) {
   constexpr const char* op = "native_batch_norm_backward";
-  check_same_device(op, {{"grad_out", grad_out}, {"input", input}, {"weight", weight}, {"running_mean", running_mean},
-                         {"running_var", running_var}, {"save_mean", save_mean}, {"save_invstd", save_invstd}});
   check_input(op, input);
   TORCH_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out has sizes ", grad_out.sizes(), ", input ",
               input.sizes());
@@ -121,8 +117,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_gradients(
     check_channels(op, "running_mean", running_mean, channels);
     check_channels(op, "running_var", running_var, channels);
   }
-  const LaunchDevice device = launch_device_of(grad_out, input);
-  const LaunchGuard device_current(device);  // before any allocation
   const at::ScalarType param_type = present(weight) ? weight->scalar_type() : input.scalar_type();
   at::Tensor grad_input = output_mask[0] ? empty_on(device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = output_mask[1] ? empty_on(device, {channels}, param_type) : at::Tensor();
@@ -157,49 +151,36 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_gradients(
 
 // The overloads that torch.export and torch.compile decompose batch norm
 // into (eager F.batch_norm reaches native_batch_norm): the same kernels.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(const at::Tensor& input, const OptTensor& weight,
-                                                                       const OptTensor& bias, at::Tensor& running_mean,
-                                                                       at::Tensor& running_var, bool training,
-                                                                       double momentum, double eps) {
-  return batch_norm_forward(input, weight, bias, running_mean, running_var, training, momentum, eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(
+    const LaunchDevice& device, const at::Tensor& input, const OptTensor& weight, const OptTensor& bias,
+    at::Tensor& running_mean, at::Tensor& running_var, bool training, double momentum, double eps) {
+  return native_batch_norm(device, input, weight, bias, running_mean, running_var, training, momentum, eps);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit_no_stats(const at::Tensor& input,
-                                                                                const OptTensor& weight,
-                                                                                const OptTensor& bias, bool training,
-                                                                                double momentum, double eps) {
-  return batch_norm_forward(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(const LaunchDevice& device,
+                                                                       const at::Tensor& input,
+                                                                       const OptTensor& weight, const OptTensor& bias,
+                                                                       bool training, double momentum, double eps) {
+  return native_batch_norm(device, input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
 }
 
 // Training with the running statistics updated; `reserve` is empty, as on the CPU.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
-    const at::Tensor& input, const OptTensor& weight, const OptTensor& bias, at::Tensor& running_mean,
-    at::Tensor& running_var, double momentum, double eps) {
-  auto [out, mean, invstd] = batch_norm_forward(input, weight, bias, running_mean, running_var, true, momentum, eps);
-  const at::Tensor reserve = empty_on(launch_device_of(input), {0}, at::kByte);
+    const LaunchDevice& device, const at::Tensor& input, const OptTensor& weight, const OptTensor& bias,
+    at::Tensor& running_mean, at::Tensor& running_var, double momentum, double eps) {
+  auto [out, mean, invstd] =
+      native_batch_norm(device, input, weight, bias, running_mean, running_var, true, momentum, eps);
+  const at::Tensor reserve = empty_on(device, {0}, at::kByte);
   return std::make_tuple(out, mean, invstd, reserve);
 }
 
 // `update` says the forward trained (batch statistics), as the CPU reads it.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
-    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight, const OptTensor& running_mean,
-    const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_var, bool update, double eps,
-    std::array<bool, 3> output_mask, const at::Tensor& reserve) {
-  check_same_device("batch_norm_backward", {{"grad_out", grad_out}, {"input", input}, {"weight", weight},
-                                           {"running_mean", running_mean}, {"running_var", running_var},
-                                           {"save_mean", save_mean}, {"save_var", save_var}, {"reserve", reserve}});
-  return batch_norm_gradients(grad_out, input, weight.defined() ? OptTensor(weight) : std::nullopt,
+    const LaunchDevice& device, const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const OptTensor& running_mean, const OptTensor& running_var, const OptTensor& save_mean, const OptTensor& save_var,
+    bool update, double eps, std::array<bool, 3> output_mask, const at::Tensor& reserve) {
+  return native_batch_norm_backward(device, grad_out, input, weight.defined() ? OptTensor(weight) : std::nullopt,
                                     running_mean, running_var, save_mean, save_var, update, eps, output_mask);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_batch_norm", flagos::with_dtype_fallback<"native_batch_norm", &batch_norm_forward>());
-  m.impl("native_batch_norm_backward", flagos::with_dtype_fallback<"native_batch_norm_backward", &batch_norm_gradients>());
-  m.impl("_native_batch_norm_legit", flagos::with_dtype_fallback<"_native_batch_norm_legit", &native_batch_norm_legit>());
-  m.impl("_native_batch_norm_legit.no_stats", flagos::with_dtype_fallback<"_native_batch_norm_legit.no_stats", &native_batch_norm_legit_no_stats>());
-  m.impl("_batch_norm_with_update", flagos::with_dtype_fallback<"_batch_norm_with_update", &batch_norm_with_update>());
-  m.impl("batch_norm_backward", flagos::with_dtype_fallback<"batch_norm_backward", &batch_norm_backward>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

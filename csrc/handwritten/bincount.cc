@@ -11,20 +11,18 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnBincount.h"
 
-namespace flagos {
-namespace {
+namespace flagos::impl {
 
-at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights, int64_t minlength) {
-  check_same_device("bincount", {{"self", self}, {"weights", weights}});
+at::Tensor bincount(const LaunchDevice& device, const at::Tensor& self, const std::optional<at::Tensor>& weights,
+                    int64_t minlength) {
   const bool weighted = weights.has_value() && weights->defined();
   // ATen's order: the dtype (its dispatch), minlength, then the shape.
   TORCH_CHECK(at::isIntegralType(self.scalar_type(), /*includeBool=*/false), "\"bincount\" not implemented for '",
@@ -38,8 +36,6 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   const at::ScalarType dtype = !weighted || self.numel() == 0 ? at::kLong
                                : weights->scalar_type() == at::kFloat ? at::kFloat
                                                                       : at::kDouble;
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   int64_t length = minlength;
   if (self.numel() > 0) {
     TORCH_CHECK(self.min().item<int64_t>() >= 0, "bincount only supports 1-d non-negative integral inputs.");
@@ -53,9 +49,4 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("bincount", flagos::with_dtype_fallback<"bincount", &bincount>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

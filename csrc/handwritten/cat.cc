@@ -1,20 +1,15 @@
 // Joining tensor lists: cat and stack, functional and out= (aclnnCat,
-// aclnnStack). cat is structured in ATen: this file defines only its body
-// (flagos::impl::cat), the generator writes and registers its wrappers.
-//
-// Device policy: first-tensor (the list's first tensor; `out` for the out=
-// forms); every tensor of the list on that one device. Inputs of different
+// aclnnStack): the bodies of their generated wrappers (cat is structured in
+// ATen: its wrappers run ATen's meta function first). Inputs of different
 // dtypes promote, as in ATen.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
-#include <torch/library.h>
 
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/impls.h"
@@ -69,20 +64,19 @@ void launch_stack(const LaunchDevice& device, const StackPlan& plan, const at::T
   }
 }
 
-at::Tensor stack(at::TensorList tensors, int64_t dim) {
-  check_same_device("stack", {{"tensors", tensors}});
-  const LaunchDevice device = launch_device_of(tensors);
-  const LaunchGuard device_current(device);  // before any allocation
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor stack(const LaunchDevice& device, at::TensorList tensors, int64_t dim) {
   const StackPlan plan = plan_stack(tensors, dim, device);
   at::Tensor out = empty_on(device, plan.sizes, promoted_dtype(tensors));
   launch_stack(device, plan, out);
   return out;
 }
 
-at::Tensor& stack_out(at::TensorList tensors, int64_t dim, at::Tensor& out) {
-  check_same_device("stack.out", {{"tensors", tensors}, {"out", out}});
-  const LaunchDevice device = launch_device_of(out, tensors);
-  const LaunchGuard device_current(device);  // before any allocation
+at::Tensor& stack(const LaunchDevice& device, at::TensorList tensors, int64_t dim, at::Tensor& out) {
   const StackPlan plan = plan_stack(tensors, dim, device);
   check_can_cast("torch.stack()", promoted_dtype(tensors), out);
   at::native::resize_output(out, plan.sizes);
@@ -94,20 +88,10 @@ at::Tensor& stack_out(at::TensorList tensors, int64_t dim, at::Tensor& out) {
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("stack", flagos::with_dtype_fallback<"stack", &stack>());
-  m.impl("stack.out", flagos::with_dtype_fallback<"stack.out", &stack_out>());
-}
-
-}  // namespace
-}  // namespace flagos
-
-// ---- cat: the body of the generated wrappers -----------------------------------
+// ---- cat --------------------------------------------------------------------------
 // ATen's meta function (structured_cat) has checked the list (one dtype
 // family, matching sizes, out= casting and overlap) and sized the output;
 // cat.out's `out` has been checked and resized.
-
-namespace flagos::impl {
 
 void cat(const LaunchDevice& device, const at::ITensorListRef& tensors, int64_t dim, const at::Tensor& out) {
   if (out.numel() == 0) {

@@ -3,26 +3,22 @@
 // [..., r1, c] x [..., r2, c] -> [..., r1, r2]. torch.cdist reaches it
 // (ATen's composite sends p=2 with many rows to _euclidean_dist, a matmul
 // decomposition that runs on flagos kernels already).
-//
-// Device policy: first-tensor (x1); x2 on the same device.
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnCdist.h"
 
-namespace flagos {
-namespace {
+namespace flagos::impl {
 
 // The checks of ATen's _cdist_forward and cdist_impl (Distance.cpp), in
 // their order: an empty row count needs none of the later ones.
-at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, std::optional<int64_t> compute_mode) {
-  check_same_device("_cdist_forward", {{"x1", x1}, {"x2", x2}});
+at::Tensor cdist_forward(const LaunchDevice& device, const at::Tensor& x1, const at::Tensor& x2, double p,
+                         std::optional<int64_t> compute_mode) {
   TORCH_CHECK(x1.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
   TORCH_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
   TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
@@ -33,8 +29,6 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, s
       at::infer_size(x1.sizes().slice(0, x1.dim() - 2), x2.sizes().slice(0, x2.dim() - 2));
   sizes.push_back(r1);
   sizes.push_back(r2);
-  const LaunchDevice device = launch_device_of(x1, x2);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, sizes, x1.scalar_type());
   if (r1 == 0 || r2 == 0) {
     return out;
@@ -55,9 +49,4 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, s
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_cdist_forward", flagos::with_dtype_fallback<"_cdist_forward", &cdist_forward>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

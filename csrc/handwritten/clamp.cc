@@ -7,9 +7,8 @@
 // writes and registers their wrappers (ATen's meta functions decide the
 // result's dtype and shape, as on the CPU).
 //
-// Device policy: first-tensor (self; bounds and out on self's device). A
-// CPU 0-dim bound raises the same-device error, as on CUDA: ATen's
-// meta function (a TensorIterator that takes no CPU scalar) rejects it.
+// A CPU 0-dim bound raises the same-device error, as on CUDA: ATen's meta
+// function (a TensorIterator that takes no CPU scalar) rejects it.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 

@@ -9,12 +9,9 @@
 // convolution_backward_overrideable with the gradients it needs
 // (output_mask: input, weight, bias).
 //
-// Device policy: first-tensor (input, or grad_output for the backward); all
-// operands on one device. cubeMathType is KEEP_DTYPE: a float convolution is
-// computed in float, never in HF32.
+// cubeMathType is KEEP_DTYPE: a float convolution is computed in float,
+// never in HF32.
 #include <ATen/core/Tensor.h>
-#include <c10/core/SymIntArrayRef.h>
-#include <torch/library.h>
 
 #include <array>
 #include <cstdint>
@@ -23,7 +20,7 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnConvolution.h"
@@ -34,18 +31,16 @@ namespace {
 
 constexpr int8_t kKeepDtype = 0;
 
-std::vector<int64_t> ints(c10::SymIntArrayRef values) { return C10_AS_INTARRAYREF_SLOW(values).vec(); }
-
 // The geometry of one convolution, checked as CANN needs it.
 struct Conv {
   std::vector<int64_t> stride, padding, dilation, output_padding;
   bool transposed;
   int64_t groups;
 
-  Conv(const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride_, c10::SymIntArrayRef padding_,
-       c10::SymIntArrayRef dilation_, bool transposed_, c10::SymIntArrayRef output_padding_, const c10::SymInt& groups_)
-      : stride(ints(stride_)), padding(ints(padding_)), dilation(ints(dilation_)),
-        output_padding(ints(output_padding_)), transposed(transposed_), groups(groups_.guard_int(__FILE__, __LINE__)) {
+  Conv(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride_, at::IntArrayRef padding_,
+       at::IntArrayRef dilation_, bool transposed_, at::IntArrayRef output_padding_, int64_t groups_)
+      : stride(stride_.vec()), padding(padding_.vec()), dilation(dilation_.vec()),
+        output_padding(output_padding_.vec()), transposed(transposed_), groups(groups_) {
     TORCH_CHECK(input.dim() >= 3 && input.dim() <= 5, "flagos convolution: expected a 3-d, 4-d or 5-d input, got ",
                 input.dim(), "-d");
     TORCH_CHECK(weight.dim() == input.dim(), "flagos convolution: weight has ", weight.dim(),
@@ -91,10 +86,14 @@ struct Conv {
   }
 };
 
-at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                       c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
-                       bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
-  check_same_device("convolution_overrideable", {{"input", input}, {"weight", weight}, {"bias", bias}});
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor convolution(const LaunchDevice& device, const at::Tensor& input, const at::Tensor& weight,
+                       const std::optional<at::Tensor>& bias, at::IntArrayRef stride, at::IntArrayRef padding,
+                       at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups) {
   const Conv conv(input, weight, stride, padding, dilation, transposed, output_padding, groups);
   const bool has_bias = bias.has_value() && bias->defined();
   if (has_bias) {
@@ -103,8 +102,6 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
     TORCH_CHECK(bias->dim() == 1 && bias->size(0) == conv.out_channels(weight), "flagos convolution: expected a bias of ",
                 conv.out_channels(weight), " values, got sizes ", bias->sizes());
   }
-  const LaunchDevice device = launch_device_of(input, weight, bias);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, conv.output_sizes(input, weight), input.scalar_type());
   if (out.numel() == 0) {
     return out;
@@ -126,19 +123,15 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
-    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride,
-    c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding,
-    c10::SymInt groups, std::array<bool, 3> output_mask) {
-  check_same_device("convolution_backward_overrideable",
-                    {{"grad_output", grad_output}, {"input", input}, {"weight", weight}});
+    const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+    at::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
   const Conv conv(input, weight, stride, padding, dilation, transposed, output_padding, groups);
   TORCH_CHECK(grad_output.scalar_type() == input.scalar_type(), "flagos convolution backward: grad_output is ",
               grad_output.scalar_type(), ", input is ", input.scalar_type());
   const std::vector<int64_t> output_sizes = conv.output_sizes(input, weight);
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(output_sizes), "flagos convolution backward: expected grad_output ",
               "of sizes ", at::IntArrayRef(output_sizes), ", got ", grad_output.sizes());
-  const LaunchDevice device = launch_device_of(grad_output, input, weight);
-  const LaunchGuard device_current(device);  // before any allocation
   const int64_t channels = conv.out_channels(weight);
   at::Tensor grad_input = output_mask[0] ? empty_on(device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = output_mask[1] ? empty_on(device, weight.sizes(), weight.scalar_type()) : at::Tensor();
@@ -171,10 +164,4 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_overrideable", flagos::with_dtype_fallback<"convolution_overrideable", &convolution>());
-  m.impl("convolution_backward_overrideable", flagos::with_dtype_fallback<"convolution_backward_overrideable", &convolution_backward>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

@@ -1,9 +1,12 @@
 // Copies into, out of and between flagos devices (_copy_from and
 // _copy_from_and_resize, which copy_ and .to() reach).
 //
-// Device policy: the copy is guarded on the destination; a cross-device copy
-// moves the bytes with a peer copy queued on the destination device's
-// current stream. The caller's current device is left as it was.
+// The generated wrappers make the destination's device current (the
+// registry's explicit-arg `dst`) and pass it as the launch device; a
+// cross-device copy moves the bytes with a peer copy queued on the
+// destination device's current stream, and packs a strided source on the
+// source's own device first (the lint's allow-launch-device exemptions).
+// The caller's current device is left as it was.
 //
 // Ordering (docs/streams.md): streams are asynchronous, so every copy is
 // ordered against the work queued on the streams of its devices:
@@ -21,16 +24,16 @@
 //
 // Conjugate and negative views: ATen's copy_ hands a source with the conj
 // (or neg) bit to _copy_from, which therefore passes through the Conjugate
-// and Negative keys (their fallback would resolve the bit by copying, i.e.
-// by calling _copy_from again, forever). The copy moves the physical values,
-// then conjugates (or negates) the destination.
+// and Negative keys (the registry's `fallthrough:`; their fallback would
+// resolve the bit by copying, i.e. by calling _copy_from again, forever).
+// The copy moves the physical values, then conjugates (or negates) the
+// destination.
 #include <ATen/TensorIterator.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_neg_view.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/view_as_real.h>
-#include <torch/library.h>
 
 #include <array>
 #include <atomic>
@@ -39,6 +42,7 @@
 #include <vector>
 
 #include "aten/fallback.h"
+#include "generated/impls.h"
 #include "runtime/acl_check.h"
 #include "runtime/host_allocator.h"
 #include "runtime/launch.h"
@@ -119,11 +123,9 @@ void launch_copy(const LaunchDevice& device, const at::Tensor& dst, const at::Te
                                 at::isIntegralType(src.scalar_type(), /*includeBool=*/true) &&
                                 !bit_twin(src.scalar_type())))) {
     const at::Tensor from = src.scalar_type() == dst.scalar_type() ? src.view(*dst_twin) : src;
-    // flagos-lint: allow-launch-device(the caller's launch device: a copy's destination, or a source being packed)
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst.view(*dst_twin), from);
     return;
   }
-  // flagos-lint: allow-launch-device(the caller's launch device: a copy's destination, or a source being packed)
   FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceCopy, dst, src);
 }
 
@@ -133,6 +135,7 @@ at::Tensor contiguous_on_device(const at::Tensor& src, at::ScalarType dtype) {
   if (src.is_contiguous() && src.scalar_type() == dtype) {
     return src;
   }
+  // flagos-lint: allow-launch-device(packs a copy's source on the source's own device before the transfer)
   const LaunchDevice device = launch_device_of(src);
   const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, src.sizes(), dtype);
@@ -170,6 +173,7 @@ void copy_pinned_async(const at::Tensor& host, const at::Tensor& device_tensor, 
   const c10::DeviceIndex device = device_tensor.device().index();
   const c10::Stream stream = current_stream(device);
   {
+    // flagos-lint: allow-launch-device(the transfer runs on the device tensor's device: the source of a read)
     const LaunchGuard guard(launch_device_of(device_tensor));
     if (to_device) {
       FLAGOS_ACL_CHECK(aclrtMemcpyAsync(data_of(device_tensor), device_tensor.nbytes(), data_of(host), host.nbytes(),
@@ -189,14 +193,13 @@ bool pinned_transfer(const at::Tensor& host, const at::Tensor& device_tensor) {
          host.sizes() == device_tensor.sizes() && is_pinned(data_of(host));
 }
 
-void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+void copy_host_to_device(const LaunchDevice& device, const at::Tensor& src, const at::Tensor& dst,
+                         bool non_blocking) {
   if (non_blocking && pinned_transfer(src, dst)) {
     copy_pinned_async(src, dst, /*to_device=*/true);
     return;
   }
   const at::Tensor host = src.to(dst.scalar_type()).expand_as(dst).contiguous();
-  const LaunchDevice device = launch_device_of(dst);
-  const LaunchGuard device_current(device);  // before any allocation
   const at::Tensor staging = dst.is_contiguous() ? dst : empty_on(device, dst.sizes(), dst.scalar_type());
   {
     const LaunchGuard guard(device);
@@ -221,6 +224,7 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
   }
   at::Tensor host = at::empty(packed.sizes(), packed.options().device(at::kCPU));
   {
+    // flagos-lint: allow-launch-device(the host reads the source on the source's device)
     const LaunchGuard guard(launch_device_of(packed));
     // aclrtMemcpy reads at once: the kernels that produce the source must have run.
     if (stream_wait_enabled(StreamWait::kHostRead)) {
@@ -232,11 +236,9 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
   dst.copy_(host);
 }
 
-void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
+void copy_between_devices(const LaunchDevice& device, const at::Tensor& src, const at::Tensor& dst) {
   const c10::DeviceIndex src_device = src.device().index();
   const at::Tensor packed = contiguous_on_device(src, src.scalar_type());
-  const LaunchDevice device = launch_device_of(dst);
-  const LaunchGuard device_current(device);  // before any allocation
   const bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type() &&
                       dst.sizes() == src.sizes();
   const at::Tensor staging = direct ? dst : empty_on(device, packed.sizes(), packed.scalar_type());
@@ -281,46 +283,48 @@ void apply_bits(const at::Tensor& dst, bool conj, bool neg) {
   if (conj != neg) parts.select(-1, 1).neg_();
 }
 
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
+at::Tensor copy_values(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 
-at::Tensor copy_physical(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+at::Tensor copy_physical(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& dst,
+                         bool non_blocking) {
   if (dst.is_conj() || dst.is_neg()) {
     // A conjugate / negative view holds conj(v) / -v in memory for the value
     // v: copy the values into its memory, then apply its bits there.
     const at::Tensor target = physical(dst);
-    copy_from(self, target, non_blocking);
+    copy_values(device, self, target, non_blocking);
     apply_bits(target, dst.is_conj(), dst.is_neg());
     return dst;
   }
-  copy_from(physical(self), dst, non_blocking);
+  copy_values(device, physical(self), dst, non_blocking);
   apply_bits(dst, self.is_conj(), self.is_neg());
   return dst;
 }
 
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+// The copy into `dst`, whose device is `device`.
+at::Tensor copy_values(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   check_not_forked();
   if (dst.numel() == 0) {
     return dst;
   }
   if (self.is_conj() || self.is_neg() || dst.is_conj() || dst.is_neg()) {
-    return copy_physical(self, dst, non_blocking);
+    return copy_physical(device, self, dst, non_blocking);
   }
   if (self.is_privateuseone() && dst.is_privateuseone()) {
     if (self.device() == dst.device()) {
       try {
-        launch_copy(launch_device_of(dst), dst, self);
+        launch_copy(device, dst, self);
       } catch (const DtypeUnsupported& error) {
         // A conversion aclnnInplaceCopy does not take (float32 -> ComplexHalf):
         // convert on the CPU; both transfers are same-dtype copies.
         note_dtype_fallback("aten::_copy_from", &error);
-        copy_host_to_device(self.to(at::kCPU), dst, /*non_blocking=*/false);
+        copy_host_to_device(device, self.to(at::kCPU), dst, /*non_blocking=*/false);
       }
     } else {
-      copy_between_devices(self, dst);
+      copy_between_devices(device, self, dst);
     }
   } else if (dst.is_privateuseone()) {
     TORCH_CHECK(self.is_cpu(), "flagos: cannot copy from ", self.device(), " to ", dst.device());
-    copy_host_to_device(self, dst, non_blocking);
+    copy_host_to_device(device, self, dst, non_blocking);
   } else {
     TORCH_CHECK(dst.is_cpu(), "flagos: cannot copy from ", self.device(), " to ", dst.device());
     copy_device_to_host(self, dst, non_blocking);
@@ -335,7 +339,12 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
 // partially overlaps the source (x[1:4] = x[0:3]) and a source that does
 // not broadcast to it. A source that is the destination's exact view is a
 // no-op, as there.
-at::Tensor checked_copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor copy_from(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   const bool same_data = dst.is_alias_of(self) && dst.storage_offset() == self.storage_offset() &&
                          dst.strides().equals(self.strides()) && dst.sizes().equals(self.sizes()) &&
                          dst.scalar_type() == self.scalar_type() && dst.is_conj() == self.is_conj() &&
@@ -350,41 +359,21 @@ at::Tensor checked_copy_from(const at::Tensor& self, const at::Tensor& dst, bool
       .check_all_same_dtype(false)
       .check_all_same_device(false)
       .build();
-  return copy_from(self, dst, non_blocking);
+  return copy_values(device, self, dst, non_blocking);
 }
 
-at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  const LaunchGuard device_current(launch_device_of(dst));  // before the resize allocates
+at::Tensor copy_from_and_resize(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& dst) {
   at::native::resize_output(dst, self.sizes());
-  return copy_from(self, dst, /*non_blocking=*/false);
+  return copy_values(device, self, dst, /*non_blocking=*/false);
 }
 
 // conj_physical into `out`: the values, then the imaginary parts negated.
-at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
-  check_same_device("conj_physical.out", {{"self", self}, {"out", out}});
-  const LaunchGuard device_current(launch_device_of(self, out));  // before the resize allocates
+at::Tensor& conj_physical(const LaunchDevice& device, const at::Tensor& self, at::Tensor& out) {
   // The CPU's checks (TensorIterator's unary op: dtype, overlap), and `out` resized.
   at::TensorIterator::unary_op(out, self);
-  copy_from(physical(self), out, /*non_blocking=*/false);
+  copy_values(device, physical(self), out, /*non_blocking=*/false);
   apply_bits(out, !self.is_conj(), self.is_neg());
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_copy_from", TORCH_FN(checked_copy_from));
-  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
-  m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
-}
-
-// The copies handle the bits themselves (see the top of this file).
-TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
-  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
-  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
-}
-TORCH_LIBRARY_IMPL(aten, Negative, m) {
-  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
-  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

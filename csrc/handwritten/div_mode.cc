@@ -4,11 +4,8 @@
 // rounding_mode` argument; CANN takes it as `int mode`: 0 for None (true
 // division), 1 for "trunc", 2 for "floor". div.Tensor_mode is structured in
 // ATen: this file defines its body, the generator writes and registers its
-// wrappers (div.Tensor_mode, div.out_mode, div_.Tensor_mode).
-//
-// Device policy: first-tensor (self; other and out on self's device). A
-// Python number (a CPU 0-dim `other`) launches the Scalar entry point with
-// its value; a CPU 0-dim `self` is copied to other's device.
+// wrappers (div.Tensor_mode, div.out_mode, div_.Tensor_mode), and those of
+// the Scalar forms.
 //
 // Result dtype of div.Scalar_mode, as ATen: the promoted type of self and
 // other, made floating (the default float type for integers and bools) by
@@ -17,12 +14,10 @@
 #include <ATen/ops/result_type.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <string_view>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnDivMod.h"
@@ -55,11 +50,14 @@ at::ScalarType div_type(at::ScalarType promoted, int mode) {
   return promoted;
 }
 
-at::Tensor div_scalar_mode(const at::Tensor& self, const at::Scalar& other,
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor div_scalar_mode(const LaunchDevice& device, const at::Tensor& self, const at::Scalar& other,
                            std::optional<std::string_view> rounding_mode) {
   const int mode = mode_of(rounding_mode);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, self.sizes(), div_type(at::result_type(self, other), mode));
   if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnDivMods, self, other, mode, out);
@@ -67,30 +65,19 @@ at::Tensor div_scalar_mode(const at::Tensor& self, const at::Scalar& other,
   return out;
 }
 
-at::Tensor& div_scalar_mode_(at::Tensor& self, const at::Scalar& other, std::optional<std::string_view> rounding_mode) {
+at::Tensor& div_scalar_mode_(const LaunchDevice& device, at::Tensor& self, const at::Scalar& other,
+                             std::optional<std::string_view> rounding_mode) {
   const int mode = mode_of(rounding_mode);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceDivMods, self, other, mode);
   }
   return self;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("div.Scalar_mode", flagos::with_dtype_fallback<"div.Scalar_mode", &div_scalar_mode>());
-  m.impl("div_.Scalar_mode", flagos::with_dtype_fallback<"div_.Scalar_mode", &div_scalar_mode_>());
-}
-
-}  // namespace
-}  // namespace flagos
-
-// ---- div.Tensor_mode: the body of the generated wrappers -----------------------
+// ---- div.Tensor_mode ---------------------------------------------------------------
 // ATen's meta function (structured_div_Tensor_mode) has checked the
 // rounding mode, computed the result's dtype and broadcast shape and
 // checked out= and in-place outputs; an in-place call passes `self` as `out`.
-
-namespace flagos::impl {
 
 void div_Tensor_mode(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& other,
                      std::optional<c10::string_view> rounding_mode, const at::Tensor& out) {

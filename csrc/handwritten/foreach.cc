@@ -6,21 +6,21 @@
 // aclnnForeachAddcmulScalarV2, aclnnForeachDivScalar,
 // aclnnForeachAddcdivScalarList).
 //
-// Device policy: a tensor list may span devices, so no single device is
-// guarded. The tensors of one index i across the lists must share a device
-// (PyTorch's same-device error names both otherwise). The indices are
-// grouped by (device, dtype), keeping the pairing across the lists, and each
-// group is one launch guarded on its own device: the list is never forced
-// onto its first tensor's device.
+// A tensor list may span devices: the tensors of one index i across the
+// lists must share a device (PyTorch's same-device error names both
+// otherwise). The indices are grouped by (device, dtype), keeping the
+// pairing across the lists, and each group is one launch guarded on its own
+// device (the lint's allow-launch-device exemption): the list is never
+// forced onto its first tensor's device.
 //
 // The fused operators take contiguous float32, float16, bfloat16 or int32
 // tensors, equal shapes across the lists and a scalar that does not promote
 // the dtype. Any other index (another dtype, a broadcast, a promoting scalar,
 // a CPU tensor, an empty tensor) runs the per-tensor op instead, as ATen's own
-// slow path does; that op's kernel guards its own launch. A CompositeGuard
-// makes the first tensor's device current for the whole op, so that those
-// per-tensor ops (and the fused launches on that device) make no
-// set-device call of their own.
+// slow path does; that op's kernel guards its own launch. The generated
+// wrapper makes the first tensor's device current for the whole op
+// (`composite: true`, a CompositeGuard), so that those per-tensor ops (and
+// the fused launches on that device) make no set-device call of their own.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/addcdiv.h>
@@ -28,12 +28,11 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/result_type.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnForeachAddListV2.h"
 #include "flagos/aclnn/aclnnForeachAddScalarV2.h"
@@ -122,6 +121,7 @@ std::vector<at::Tensor> pick(at::TensorList list, const Group& group) {
 // The out-of-place results of a group: new tensors on the group's device,
 // stored in `results` at the group's indices and returned for the launch.
 std::vector<at::Tensor> allocate(at::TensorList self, const Group& group, std::vector<at::Tensor>& results) {
+  // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
   const LaunchDevice device = launch_device_of(self[group.members[0]]);
   const LaunchGuard device_current(device);  // before any allocation
   std::vector<at::Tensor> outs;
@@ -132,14 +132,30 @@ std::vector<at::Tensor> allocate(at::TensorList self, const Group& group, std::v
   return outs;
 }
 
+bool float_list_dtype(at::ScalarType dtype) {
+  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
+// `values` as a float32 tensor on `device`.
+at::Tensor values_on(c10::DeviceIndex device, const std::vector<float>& values) {
+  at::Tensor host = at::empty({static_cast<int64_t>(values.size())}, at::kFloat);
+  std::copy(values.begin(), values.end(), host.mutable_data_ptr<float>());
+  return host.to(flagos_device(device));
+}
+
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
 // ---- in place ------------------------------------------------------------
 
-void foreach_add_scalar_(at::TensorList self, const at::Scalar& scalar) {
+void foreach_add_scalar_(const LaunchDevice& device, at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x, aclnnForeachAddScalarV2, x, scalar, x);
   }
   for (size_t i : plan.singles) {
@@ -147,9 +163,8 @@ void foreach_add_scalar_(at::TensorList self, const at::Scalar& scalar) {
   }
 }
 
-void foreach_add_list_(at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
+void foreach_add_list_(const LaunchDevice& device, at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
   check_lengths({self, other});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_add_.List", {{"self", self[i]}, {"other", other[i]}});
   }
@@ -157,6 +172,7 @@ void foreach_add_list_(at::TensorList self, at::TensorList other, const at::Scal
       plan_launches(self, [&](size_t i) { return fusable({self, other}, i) && keeps_dtype(self[i], alpha); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x1 = pick(self, group);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddListV2, x1, pick(other, group), alpha, x1);
   }
   for (size_t i : plan.singles) {
@@ -164,12 +180,12 @@ void foreach_add_list_(at::TensorList self, at::TensorList other, const at::Scal
   }
 }
 
-void foreach_mul_scalar_(at::TensorList self, const at::Scalar& scalar) {
+void foreach_mul_scalar_(const LaunchDevice& device, at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalarV2, x, scalar, x);
   }
   for (size_t i : plan.singles) {
@@ -177,15 +193,15 @@ void foreach_mul_scalar_(at::TensorList self, const at::Scalar& scalar) {
   }
 }
 
-void foreach_mul_list_(at::TensorList self, at::TensorList other) {
+void foreach_mul_list_(const LaunchDevice& device, at::TensorList self, at::TensorList other) {
   check_lengths({self, other});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_mul_.List", {{"self", self[i]}, {"other", other[i]}});
   }
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self, other}, i); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x1 = pick(self, group);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachMulList, x1, pick(other, group), x1);
   }
   for (size_t i : plan.singles) {
@@ -193,10 +209,9 @@ void foreach_mul_list_(at::TensorList self, at::TensorList other) {
   }
 }
 
-void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
-                             const at::Scalar& value) {
+void foreach_addcmul_scalar_(const LaunchDevice& device, at::TensorList self, at::TensorList tensor1,
+                             at::TensorList tensor2, const at::Scalar& value) {
   check_lengths({self, tensor1, tensor2});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_addcmul_.Scalar",
                       {{"self", self[i]}, {"tensor1", tensor1[i]}, {"tensor2", tensor2[i]}});
@@ -205,6 +220,7 @@ void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::Te
       self, [&](size_t i) { return fusable({self, tensor1, tensor2}, i) && keeps_dtype(self[i], value); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x1 = pick(self, group);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddcmulScalarV2, x1, pick(tensor1, group), pick(tensor2, group), value,
                           x1);
   }
@@ -224,22 +240,10 @@ void foreach_addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::Te
 // cost one small host-to-device copy, and the cached executor is rebound to
 // the new tensor like any input.
 
-bool float_list_dtype(at::ScalarType dtype) {
-  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
-}
-
-// `values` as a float32 tensor on `device`.
-at::Tensor values_on(c10::DeviceIndex device, const std::vector<float>& values) {
-  at::Tensor host = at::empty({static_cast<int64_t>(values.size())}, at::kFloat);
-  std::copy(values.begin(), values.end(), host.mutable_data_ptr<float>());
-  return host.to(flagos_device(device));
-}
-
-void foreach_div_scalar_list_(at::TensorList self, at::ArrayRef<at::Scalar> scalars) {
+void foreach_div_scalar_list_(const LaunchDevice& device, at::TensorList self, at::ArrayRef<at::Scalar> scalars) {
   check_lengths({self});
   TORCH_CHECK(scalars.size() == self.size(), "Tensor list must have same number of elements as scalar list, got ",
               self.size(), " and ", scalars.size());
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   // aclnnForeachDivScalar divides a whole list by one value, a float32 one for
   // float32 and bfloat16 lists (a float16 list would need a float16 divisor,
   // which rounds where ATen does not). AdamW's list is one value repeated.
@@ -254,6 +258,7 @@ void foreach_div_scalar_list_(at::TensorList self, at::ArrayRef<at::Scalar> scal
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
     const at::Tensor divisor = values_on(group.device, {scalars[group.members[0]].to<float>()});
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x, aclnnForeachDivScalar, x, divisor, x);
   }
   for (size_t i : plan.singles) {
@@ -261,12 +266,11 @@ void foreach_div_scalar_list_(at::TensorList self, at::ArrayRef<at::Scalar> scal
   }
 }
 
-void foreach_addcdiv_scalar_list_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
-                                  at::ArrayRef<at::Scalar> scalars) {
+void foreach_addcdiv_scalar_list_(const LaunchDevice& device, at::TensorList self, at::TensorList tensor1,
+                                  at::TensorList tensor2, at::ArrayRef<at::Scalar> scalars) {
   check_lengths({self, tensor1, tensor2});
   TORCH_CHECK(scalars.size() == self.size(), "Tensor list must have same number of elements as scalar list, got ",
               self.size(), " and ", scalars.size());
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_addcdiv_.ScalarList",
                       {{"self", self[i]}, {"tensor1", tensor1[i]}, {"tensor2", tensor2[i]}});
@@ -279,6 +283,7 @@ void foreach_addcdiv_scalar_list_(at::TensorList self, at::TensorList tensor1, a
     const std::vector<at::Tensor> x1 = pick(self, group);
     std::vector<float> values;
     for (size_t i : group.members) values.push_back(scalars[i].to<float>());
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddcdivScalarList, x1, pick(tensor1, group), pick(tensor2, group),
                           values_on(group.device, values), x1);
   }
@@ -289,14 +294,14 @@ void foreach_addcdiv_scalar_list_(at::TensorList self, at::TensorList tensor1, a
 
 // ---- out of place --------------------------------------------------------
 
-std::vector<at::Tensor> foreach_add_scalar(at::TensorList self, const at::Scalar& scalar) {
+std::vector<at::Tensor> foreach_add_scalar(const LaunchDevice& device, at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   std::vector<at::Tensor> results(self.size());
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
     const std::vector<at::Tensor> out = allocate(self, group, results);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x, aclnnForeachAddScalarV2, x, scalar, out);
   }
   for (size_t i : plan.singles) {
@@ -305,9 +310,9 @@ std::vector<at::Tensor> foreach_add_scalar(at::TensorList self, const at::Scalar
   return results;
 }
 
-std::vector<at::Tensor> foreach_add_list(at::TensorList self, at::TensorList other, const at::Scalar& alpha) {
+std::vector<at::Tensor> foreach_add_list(const LaunchDevice& device, at::TensorList self, at::TensorList other,
+                                         const at::Scalar& alpha) {
   check_lengths({self, other});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   for (size_t i = 0; i < self.size(); ++i) {
     check_same_device("_foreach_add.List", {{"self", self[i]}, {"other", other[i]}});
   }
@@ -317,6 +322,7 @@ std::vector<at::Tensor> foreach_add_list(at::TensorList self, at::TensorList oth
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x1 = pick(self, group);
     const std::vector<at::Tensor> out = allocate(self, group, results);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x1, aclnnForeachAddListV2, x1, pick(other, group), alpha, out);
   }
   for (size_t i : plan.singles) {
@@ -325,14 +331,14 @@ std::vector<at::Tensor> foreach_add_list(at::TensorList self, at::TensorList oth
   return results;
 }
 
-std::vector<at::Tensor> foreach_mul_scalar(at::TensorList self, const at::Scalar& scalar) {
+std::vector<at::Tensor> foreach_mul_scalar(const LaunchDevice& device, at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
-  const CompositeGuard boundary(launch_device_of(self));  // the per-tensor ops find it current
   std::vector<at::Tensor> results(self.size());
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
     const std::vector<at::Tensor> out = allocate(self, group, results);
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalarV2, x, scalar, out);
   }
   for (size_t i : plan.singles) {
@@ -341,20 +347,4 @@ std::vector<at::Tensor> foreach_mul_scalar(at::TensorList self, const at::Scalar
   return results;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_foreach_add_.Scalar", flagos::with_dtype_fallback<"_foreach_add_.Scalar", &foreach_add_scalar_>());
-  m.impl("_foreach_add_.List", flagos::with_dtype_fallback<"_foreach_add_.List", &foreach_add_list_>());
-  m.impl("_foreach_mul_.Scalar", flagos::with_dtype_fallback<"_foreach_mul_.Scalar", &foreach_mul_scalar_>());
-  m.impl("_foreach_mul_.List", flagos::with_dtype_fallback<"_foreach_mul_.List", &foreach_mul_list_>());
-  m.impl("_foreach_addcmul_.Scalar", flagos::with_dtype_fallback<"_foreach_addcmul_.Scalar", &foreach_addcmul_scalar_>());
-  m.impl("_foreach_div_.ScalarList",
-         flagos::with_dtype_fallback<"_foreach_div_.ScalarList", &foreach_div_scalar_list_>());
-  m.impl("_foreach_addcdiv_.ScalarList",
-         flagos::with_dtype_fallback<"_foreach_addcdiv_.ScalarList", &foreach_addcdiv_scalar_list_>());
-  m.impl("_foreach_add.Scalar", flagos::with_dtype_fallback<"_foreach_add.Scalar", &foreach_add_scalar>());
-  m.impl("_foreach_add.List", flagos::with_dtype_fallback<"_foreach_add.List", &foreach_add_list>());
-  m.impl("_foreach_mul.Scalar", flagos::with_dtype_fallback<"_foreach_mul.Scalar", &foreach_mul_scalar>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

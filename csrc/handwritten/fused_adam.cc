@@ -11,18 +11,17 @@
 //   negated) gradient, in a temporary, and launches the operator with no
 //   decay and no negation.
 //
-// Device policy: a parameter list may span devices. The tensors of one
-// parameter (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step) must
-// share a device; each parameter's launch is guarded on that device.
+// A parameter list may span devices: the tensors of one parameter (param,
+// grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step) must share a device, and
+// each parameter launches on that device.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/neg.h>
 #include <c10/util/Exception.h>
-#include <torch/library.h>
 
 #include <optional>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnApplyAdamWV2.h"
 
@@ -51,8 +50,6 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
   if (n == 0) {
     return;
   }
-  // The per-parameter ops below (unscale, decay) find the first device current.
-  const CompositeGuard boundary(launch_device_of(params));
   // CANN's operator has no found_inf: the step is skipped on the host, which
   // reads the flag (a GradScaler step synchronizes here; without one, nothing).
   if (found_inf.has_value() && found_inf->defined() && found_inf->item<float>() == 1.0f) {
@@ -91,29 +88,14 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
     }
     // A CPU step (a number) is copied to the launch device.
     const at::Tensor step = state_steps[i].to(param.device());
-    FLAGOS_GUARDED_LAUNCH(param, aclnnApplyAdamWV2, scalar_as_1d(param), scalar_as_1d(exp_avgs[i]),
+    // flagos-lint: allow-launch-device(each parameter launches on its own device)
+    FLAGOS_GUARDED_LAUNCH(launch_device_of(param), aclnnApplyAdamWV2, scalar_as_1d(param), scalar_as_1d(exp_avgs[i]),
                           scalar_as_1d(exp_avg_sqs[i]), scalar_as_1d(max_exp_avg_sq), scalar_as_1d(grad), step,
                           static_cast<float>(lr), static_cast<float>(beta1), static_cast<float>(beta2),
                           static_cast<float>(decay), static_cast<float>(eps), amsgrad, negate);
   }
 }
 
-// The two registered kernels: one schema, AdamW's decoupled decay or Adam's L2 decay.
-void fused_adamw(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
-                 at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2,
-                 double weight_decay, double eps, bool amsgrad, bool maximize,
-                 const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
-  fused_adam_step("_fused_adamw_", true, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
-                  beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
-}
-
-void fused_adam(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
-                at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2,
-                double weight_decay, double eps, bool amsgrad, bool maximize,
-                const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
-  fused_adam_step("_fused_adam_", false, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
-                  beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
-}
 
 // The .tensor_lr overloads (torch.optim with a tensor lr, as LR schedulers
 // that capture it use): CANN's operator takes lr as a float, so it is read on
@@ -123,7 +105,30 @@ double lr_value(const char* op, const at::Tensor& lr) {
   return lr.item<double>();
 }
 
-void fused_adamw_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+// One schema, two steps: AdamW's decoupled decay or Adam's L2 decay. The
+// wrapper's device is the first parameter's; each parameter launches on its own.
+void fused_adamw(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                 at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr,
+                 double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
+                 const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  fused_adam_step("_fused_adamw_", true, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
+                  beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+void fused_adam(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr,
+                double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
+                const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  fused_adam_step("_fused_adam_", false, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
+                  beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+void fused_adamw_tensor_lr(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
                            at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
                            const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
                            bool amsgrad, bool maximize, const std::optional<at::Tensor>& grad_scale,
@@ -133,7 +138,7 @@ void fused_adamw_tensor_lr(at::TensorList self, at::TensorList grads, at::Tensor
                   found_inf);
 }
 
-void fused_adam_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+void fused_adam_tensor_lr(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
                           at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
                           const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
                           bool amsgrad, bool maximize, const std::optional<at::Tensor>& grad_scale,
@@ -143,13 +148,4 @@ void fused_adam_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorL
                   found_inf);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_fused_adamw_", flagos::with_dtype_fallback<"_fused_adamw_", &fused_adamw>());
-  m.impl("_fused_adam_", flagos::with_dtype_fallback<"_fused_adam_", &fused_adam>());
-  m.impl("_fused_adamw_.tensor_lr",
-         flagos::with_dtype_fallback<"_fused_adamw_.tensor_lr", &fused_adamw_tensor_lr>());
-  m.impl("_fused_adam_.tensor_lr", flagos::with_dtype_fallback<"_fused_adam_.tensor_lr", &fused_adam_tensor_lr>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

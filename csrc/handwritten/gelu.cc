@@ -3,8 +3,6 @@
 // Handwritten because the generator maps no string arguments. Both are
 // structured in ATen: this file defines their bodies, the generator writes
 // and registers their wrappers.
-//
-// Device policy: first-tensor (self; grad_output for the backward).
 #include <ATen/core/Tensor.h>
 #include <c10/util/string_view.h>
 

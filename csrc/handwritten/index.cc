@@ -1,9 +1,9 @@
 // Advanced indexing: index.Tensor (`x[idx]`) and index_put_ (`x[idx] = v`,
 // accumulate false and true) with aclnnIndex and aclnnIndexPutImpl.
 //
-// Device policy: explicit-arg `self`. As in PyTorch, an index tensor lives on
-// the CPU or on self's device; CPU indices are copied to self's device before
-// the launch, never passed as device addresses. `values` lives on self's
+// As in PyTorch, an index tensor lives on the CPU or on self's device; CPU
+// indices are copied to the launch device (self's) before the launch, never
+// passed as device addresses. `values` lives on self's
 // device, or is a CPU 0-dim tensor (a number), copied there as well.
 //
 // index.Tensor is structured in ATen: its meta function checks the indices
@@ -21,14 +21,12 @@
 #include <ATen/ops/index.h>
 #include <c10/util/Exception.h>
 #include <c10/util/accumulate.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
@@ -157,8 +155,9 @@ std::vector<int64_t> indexed_sizes(const at::Tensor& self, const IndexList& meta
 
 // index_put_ and _index_put_impl_ (what index's backward and index_put_'s
 // composite call); `unsafe` skips the bounds check, CANN's flag of the same name.
-at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& indices, const at::Tensor& values,
-                           bool accumulate, bool unsafe) {
+at::Tensor& index_put_impl(const char* op, const LaunchDevice& device, at::Tensor& self, const IndexList& indices,
+                           const at::Tensor& values, bool accumulate, bool unsafe) {
+  // Indices may live on the CPU (the registry declares no-check); values may not.
   check_same_device(op, {{"self", self}, {"values", values}});
   // As ATen's index_put_: an expanded self is deprecated, not refused;
   // values and indices sharing memory with self are refused.
@@ -170,8 +169,6 @@ at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& in
   for (const std::optional<at::Tensor>& index : indices) {
     if (index.has_value() && index->defined()) at::assert_no_overlap(self, *index);
   }
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   const Indices prepared = prepare_indices(self, indices, device, /*with_meta=*/true);
   const std::vector<int64_t> sizes = indexed_sizes(self, prepared.meta);
   // The shape first, then the dtype, as ATen's index_put_ checks them.
@@ -187,22 +184,22 @@ at::Tensor& index_put_impl(const char* op, at::Tensor& self, const IndexList& in
   return self;
 }
 
-at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
-  return index_put_impl("index_put_", self, indices, values, accumulate, /*unsafe=*/false);
-}
-
-at::Tensor& index_put_impl_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate,
-                            bool unsafe) {
-  return index_put_impl("_index_put_impl_", self, indices, values, accumulate, unsafe);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_put_", flagos::with_dtype_fallback<"index_put_", &index_put_>());
-  m.impl("_index_put_impl_", flagos::with_dtype_fallback<"_index_put_impl_", &index_put_impl_>());
-}
-
 }  // namespace
 }  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor& index_put_(const LaunchDevice& device, at::Tensor& self, const IndexList& indices,
+                       const at::Tensor& values, bool accumulate) {
+  return index_put_impl("index_put_", device, self, indices, values, accumulate, /*unsafe=*/false);
+}
+
+at::Tensor& index_put_impl_(const LaunchDevice& device, at::Tensor& self, const IndexList& indices,
+                            const at::Tensor& values, bool accumulate, bool unsafe) {
+  return index_put_impl("_index_put_impl_", device, self, indices, values, accumulate, unsafe);
+}
+
+}  // namespace flagos::impl
 
 // ---- index.Tensor: the body of the generated wrapper ---------------------------
 // ATen's meta function (structured_index_Tensor) has checked the indices

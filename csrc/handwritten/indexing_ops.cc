@@ -3,26 +3,23 @@
 // embedding and its dense backward, flip, the NLL loss (forward and
 // backward), and the factories eye and linspace.
 //
-// Device policy: first-tensor (self, or weight / grad_output where the op
-// has no self); every flagos tensor on that device. An index tensor on the
-// CPU is copied to the launch device first: ACLNN reads device memory only,
-// so a CPU address is never passed. gather, scatter and the NLL loss are
-// structured in ATen: this file defines their bodies, and their generated
-// wrappers check devices as CUDA does (an index or target on the CPU must
-// be 0-dim). eye and linspace launch on their `device` argument
-// (explicit-arg).
+// An index tensor on the CPU is copied to the launch device first: ACLNN
+// reads device memory only, so a CPU address is never passed. gather,
+// scatter and the NLL loss are structured in ATen: their generated wrappers
+// check devices as CUDA does (an index or target on the CPU must be 0-dim).
+// index_select, masked_fill_ and embedding take an index or mask of any
+// shape on the CPU (their registry entries declare no-check): their bodies
+// check the flagos tensors' devices.
 #include <ATen/Dispatch_v2.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/WrapDimMinimal.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "generated/impls.h"
@@ -78,18 +75,27 @@ void launch_index_select(const LaunchDevice& device, const at::Tensor& self, int
   FLAGOS_GUARDED_LAUNCH(device, aclnnIndexSelect, self, dim, index_dev, out);
 }
 
-at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+void check_mask(const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+}
+
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor index_select(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   check_same_device("index_select", {{"self", self}, {"index", flagos_only(index)}});
   check_index("index_select", index);
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, index_select_sizes(self, dim, index), self.scalar_type());
   launch_index_select(device, self, dim, index, out);
   return out;
 }
 
-at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+at::Tensor& index_select(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         at::Tensor& out) {
   check_same_device("index_select.out", {{"self", self}, {"index", flagos_only(index)}, {"out", out}});
   check_index("index_select", index);
   hw::check_out_dtype(out, self.scalar_type());
@@ -98,8 +104,6 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   at::assert_no_overlap(out, self);
   at::assert_no_overlap(out, index);
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  const LaunchDevice device = launch_device_of(self, out);
-  const LaunchGuard device_current(device);  // before any allocation
   at::native::resize_output(out, index_select_sizes(self, dim, index));
   launch_index_select(device, self, dim, index, out);
   return out;
@@ -110,12 +114,8 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
 
 // ---- masked_fill_ --------------------------------------------------------------
 
-void check_mask(const at::Tensor& mask) {
-  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
-              mask.scalar_type());
-}
-
-at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+at::Tensor& masked_fill_(const LaunchDevice& device, at::Tensor& self, const at::Tensor& mask,
+                         const at::Scalar& value) {
   check_same_device("masked_fill_.Scalar", {{"self", self}, {"mask", flagos_only(mask)}});
   check_mask(mask);
   // As masked_fill__cpu: an expanded self is deprecated, not refused; a
@@ -128,20 +128,19 @@ at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const 
   at::assert_no_partial_overlap(self, mask);
   AT_DISPATCH_V2(self.scalar_type(), "masked_fill", AT_WRAP([&] { (void)value.to<scalar_t>(); }), at::kBool,
                  at::kHalf, at::kBFloat16, at::kComplexHalf, AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX));
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillScalar, self, on_launch_device(mask, device), value);
   }
   return self;
 }
 
-at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+at::Tensor& masked_fill_(const LaunchDevice& device, at::Tensor& self, const at::Tensor& mask,
+                         const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
   if (value.is_cpu()) {
     // A Python number or a CPU 0-dim tensor: launched with its value.
-    return masked_fill_scalar_(self, mask, value.item());
+    return masked_fill_(device, self, mask, value.item());
   }
   check_same_device("masked_fill_.Tensor", {{"self", self}, {"mask", flagos_only(mask)}, {"value", value}});
   check_mask(mask);
@@ -152,8 +151,6 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
     AT_DISPATCH_V2(self.scalar_type(), "masked_fill", AT_WRAP([&] { (void)value.item().to<scalar_t>(); }), at::kBool,
                    at::kHalf, at::kBFloat16, at::kComplexHalf, AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX));
   }
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   if (self.numel() > 0) {
     const at::Tensor value_typed = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
     FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceMaskedFillTensor, self, on_launch_device(mask, device), value_typed);
@@ -163,13 +160,11 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
 
 // ---- embedding -------------------------------------------------------------------
 
-at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, c10::SymInt /*padding_idx*/,
-                     bool /*scale_grad_by_freq*/, bool /*sparse*/) {
+at::Tensor embedding(const LaunchDevice& device, const at::Tensor& weight, const at::Tensor& indices,
+                     int64_t /*padding_idx*/, bool /*scale_grad_by_freq*/, bool /*sparse*/) {
   TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_same_device("embedding", {{"weight", weight}, {"indices", flagos_only(indices)}});
   check_index("embedding", indices);
-  const LaunchDevice device = launch_device_of(weight);
-  const LaunchGuard device_current(device);  // before any allocation
   std::vector<int64_t> sizes = indices.sizes().vec();
   sizes.push_back(weight.size(1));
   at::Tensor out = empty_on(device, sizes, weight.scalar_type());
@@ -179,14 +174,10 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, c10::S
   return out;
 }
 
-at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices, c10::SymInt num_weights,
-                                    c10::SymInt padding_idx, bool scale_grad_by_freq) {
+at::Tensor embedding_dense_backward(const LaunchDevice& device, const at::Tensor& grad_output,
+                                    const at::Tensor& indices, int64_t rows, int64_t padding, bool scale_grad_by_freq) {
   check_same_device("embedding_dense_backward", {{"grad_output", grad_output}, {"indices", flagos_only(indices)}});
   check_index("embedding_backward", indices);
-  const int64_t rows = num_weights.guard_int(__FILE__, __LINE__);
-  const int64_t padding = padding_idx.guard_int(__FILE__, __LINE__);
-  const LaunchDevice device = launch_device_of(grad_output);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, {rows, grad_output.size(-1)}, grad_output.scalar_type());
   if (out.numel() == 0) {
     return out;
@@ -205,7 +196,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
 
 // ---- flip ----------------------------------------------------------------------------
 
-at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+at::Tensor flip(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef dims) {
   std::vector<int64_t> wrapped;
   for (const int64_t dim : dims) {
     const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
@@ -214,8 +205,6 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
                 " appears multiple times in the list of dims");
     wrapped.push_back(d);
   }
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
   if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnFlip, self, wrapped, out);
@@ -225,15 +214,11 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
 
 // ---- factories ---------------------------------------------------------------------------
 
-at::Tensor eye_m(c10::SymInt n_sym, c10::SymInt m_sym, std::optional<at::ScalarType> dtype,
-                 std::optional<at::Layout> /*layout*/, std::optional<at::Device> device_arg,
-                 std::optional<bool> /*pin_memory*/) {
-  const int64_t n = n_sym.guard_int(__FILE__, __LINE__);
-  const int64_t m = m_sym.guard_int(__FILE__, __LINE__);
+at::Tensor eye(const LaunchDevice& device, int64_t n, int64_t m, std::optional<at::ScalarType> dtype,
+               std::optional<at::Layout> /*layout*/, std::optional<at::Device> /*device*/,
+               std::optional<bool> /*pin_memory*/) {
   TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
-  const LaunchDevice device = launch_device_of(device_arg);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, {n, m}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
   if (out.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnEye, n, m, out);
@@ -241,17 +226,15 @@ at::Tensor eye_m(c10::SymInt n_sym, c10::SymInt m_sym, std::optional<at::ScalarT
   return out;
 }
 
-at::Tensor eye(c10::SymInt n, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
-               std::optional<at::Device> device, std::optional<bool> pin_memory) {
-  return eye_m(n, n, dtype, layout, device, pin_memory);
+at::Tensor eye(const LaunchDevice& device, int64_t n, std::optional<at::ScalarType> dtype,
+               std::optional<at::Layout> layout, std::optional<at::Device> device_arg, std::optional<bool> pin_memory) {
+  return eye(device, n, n, dtype, layout, device_arg, pin_memory);
 }
 
-at::Tensor linspace(const at::Scalar& start, const at::Scalar& end, int64_t steps,
+at::Tensor linspace(const LaunchDevice& device, const at::Scalar& start, const at::Scalar& end, int64_t steps,
                     std::optional<at::ScalarType> dtype, std::optional<at::Layout> /*layout*/,
-                    std::optional<at::Device> device_arg, std::optional<bool> /*pin_memory*/) {
+                    std::optional<at::Device> /*device*/, std::optional<bool> /*pin_memory*/) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  const LaunchDevice device = launch_device_of(device_arg);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, {steps}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
   if (steps > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnLinspace, start, end, steps, out);
@@ -259,21 +242,7 @@ at::Tensor linspace(const at::Scalar& start, const at::Scalar& end, int64_t step
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_select", flagos::with_dtype_fallback<"index_select", &index_select>());
-  m.impl("index_select.out", flagos::with_dtype_fallback<"index_select.out", &index_select_out>());
-  m.impl("masked_fill_.Scalar", flagos::with_dtype_fallback<"masked_fill_.Scalar", &masked_fill_scalar_>());
-  m.impl("masked_fill_.Tensor", flagos::with_dtype_fallback<"masked_fill_.Tensor", &masked_fill_tensor_>());
-  m.impl("embedding", flagos::with_dtype_fallback<"embedding", &embedding>());
-  m.impl("embedding_dense_backward", flagos::with_dtype_fallback<"embedding_dense_backward", &embedding_dense_backward>());
-  m.impl("flip", flagos::with_dtype_fallback<"flip", &flip>());
-  m.impl("eye", flagos::with_dtype_fallback<"eye", &eye>());
-  m.impl("eye.m", flagos::with_dtype_fallback<"eye.m", &eye_m>());
-  m.impl("linspace", flagos::with_dtype_fallback<"linspace", &linspace>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl
 
 // ---- gather / scatter: bodies of the generated wrappers ------------------------
 // ATen's meta functions (gather, scatter.src, scatter.value, scatter_add) have

@@ -2,9 +2,8 @@
 // (mse_loss, mse_loss.out, mse_loss_backward, mse_loss_backward.grad_input):
 // the loss of diffusion training (F.mse_loss on the predicted noise).
 //
-// Device policy: first-tensor (self, else target / grad_output); every
-// tensor on that device, but for a CPU 0-dim one (a Python number), which is
-// copied there, as TensorIterator allows on CUDA.
+// A CPU 0-dim operand (a Python number) is copied to the launch device, as
+// TensorIterator allows on CUDA.
 //
 // mse_loss is structured in ATen: its meta function checks the operands and
 // sizes the loss (this file defines its body, the generator writes and
@@ -18,11 +17,9 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/promote_types.h>
 #include <c10/core/ScalarType.h>
-#include <torch/library.h>
 
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
@@ -60,45 +57,33 @@ at::ScalarType grad_dtype(const at::Tensor& grad_output, const at::Tensor& self,
   return at::promote_types(at::promote_types(grad_output.scalar_type(), self.scalar_type()), target.scalar_type());
 }
 
-at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                             int64_t reduction) {
-  check_same_device("mse_loss_backward", {{"grad_output", grad_output}, {"self", self}, {"target", target}});
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor mse_loss_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target, int64_t reduction) {
   check_reduction(reduction);
-  const LaunchDevice device = launch_device_of(self, target, grad_output);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor grad_input = empty_on(device, grad_sizes(grad_output, self, target),
                                    grad_dtype(grad_output, self, target));
   launch_mse_loss_backward(device, grad_output, self, target, reduction, grad_input);
   return grad_input;
 }
 
-at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                                  int64_t reduction, at::Tensor& grad_input) {
-  check_same_device("mse_loss_backward.grad_input",
-                    {{"grad_output", grad_output}, {"self", self}, {"target", target}, {"grad_input", grad_input}});
+at::Tensor& mse_loss_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
+                              const at::Tensor& target, int64_t reduction, at::Tensor& grad_input) {
   check_reduction(reduction);
   hw::check_out_dtype(grad_input, grad_dtype(grad_output, self, target));
-  const LaunchGuard device_current(launch_device_of(self, target, grad_output));  // before any allocation
   at::native::resize_output(grad_input, grad_sizes(grad_output, self, target));
-  launch_mse_loss_backward(launch_device_of(self, target, grad_output), grad_output, self, target, reduction,
-                           grad_input);
+  launch_mse_loss_backward(device, grad_output, self, target, reduction, grad_input);
   return grad_input;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mse_loss_backward", flagos::with_dtype_fallback<"mse_loss_backward", &mse_loss_backward>());
-  m.impl("mse_loss_backward.grad_input", flagos::with_dtype_fallback<"mse_loss_backward.grad_input", &mse_loss_backward_out>());
-}
-
-}  // namespace
-}  // namespace flagos
-
-// ---- mse_loss: the body of the generated wrappers ------------------------------
+// ---- mse_loss --------------------------------------------------------------------
 // ATen's meta function (structured_mse_loss) has checked self, target (they
 // broadcast) and the reduction, and sized the output in their promoted
 // dtype: their broadcast shape for reduction none, 0-dim for mean and sum.
-
-namespace flagos::impl {
 
 void mse_loss(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& target, int64_t reduction,
               const at::Tensor& out) {

@@ -1,9 +1,6 @@
 // masked_select and masked_select.out (aclnnMaskedSelect): the elements of
 // self where mask (broadcast with self) is true, as a 1-D tensor.
 //
-// Device policy: first-tensor (self); mask and out on self's device (a CPU
-// 0-dim self or mask is copied there).
-//
 // The result's size depends on the data. CANN's aclnnMaskedSelect wants an
 // `out` with room for every element of the broadcast shape and fills its
 // front, so the kernel counts the mask's true elements on the device first,
@@ -14,23 +11,19 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/util/accumulate.h>
-#include <torch/library.h>
 
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnMaskedSelect.h"
 
-namespace flagos {
-namespace {
+namespace flagos::impl {
 
-at::Tensor masked_select_kernel(const at::Tensor& self, const at::Tensor& mask) {
-  check_same_device("masked_select", {{"self", self}, {"mask", mask}});
+at::Tensor masked_select(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mask) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
-  const LaunchDevice device = launch_device_of(self, mask);
-  const LaunchGuard device_current(device);  // before any allocation
+  // A CPU 0-dim self or mask is copied to the launch device.
   const at::Tensor source = on_launch_device(self, device);
   const at::Tensor selector = on_launch_device(mask, device);
   const std::vector<int64_t> shape = at::infer_size(source.sizes(), selector.sizes());
@@ -44,25 +37,18 @@ at::Tensor masked_select_kernel(const at::Tensor& self, const at::Tensor& mask) 
   return out;
 }
 
-at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
-  check_same_device("masked_select.out", {{"self", self}, {"mask", mask}, {"out", out}});
+at::Tensor& masked_select(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mask,
+                          at::Tensor& out) {
   TORCH_CHECK(self.scalar_type() == out.scalar_type(),
               "masked_select(): self and result must have the same scalar type");
   // As masked_select_out_cpu: `out` shares no memory with itself or the inputs.
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
   at::assert_no_overlap(out, mask);
-  const LaunchGuard device_current(launch_device_of(self, mask));  // before any allocation
-  const at::Tensor selected = masked_select_kernel(self, mask);
+  const at::Tensor selected = masked_select(device, self, mask);
   at::native::resize_output(out, selected.sizes());
   out.copy_(selected);
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("masked_select", flagos::with_dtype_fallback<"masked_select", &masked_select_kernel>());
-  m.impl("masked_select.out", flagos::with_dtype_fallback<"masked_select.out", &masked_select_out>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

@@ -1,10 +1,8 @@
 // Matrix products: mm, bmm and matmul, functional and out= (aclnnMm,
 // aclnnBatchMatMul, aclnnMatmul).
 //
-// Device policy: first-tensor (self); all operands on one device.
-//
-// mm and bmm are structured in ATen: this file defines their bodies, the
-// generator writes and registers their wrappers.
+// mm and bmm are structured in ATen: their generated wrappers run ATen's
+// meta functions before the bodies.
 //
 // matmul is CompositeImplicitAutograd in ATen. A PrivateUse1 kernel for it
 // would, by the dispatcher's rules, also take the decomposition away from
@@ -13,18 +11,17 @@
 // autograd key is in play (normal mode, requires_grad or not) matmul
 // decomposes into mm/bmm/mv/dot, which autograd differentiates and whose
 // kernels launch; the fused aclnnMatmul kernel runs only without the autograd
-// key (torch.inference_mode(), or code already below autograd).
+// key (torch.inference_mode(), or code already below autograd). The registry
+// names both bodies (`impl:` and `autograd_impl:`).
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/matmul_native.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
@@ -76,12 +73,13 @@ bool needs_launch(const at::Tensor& self, const at::Tensor& out) {
   return true;
 }
 
-at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
-  const phases::KernelSpan kernel_span;  // the benchmark's probe (runtime/phases.h)
-  check_same_device("matmul", {{"self", self}, {"other", other}});
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor matmul(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& other) {
   check_same_dtype(self, other);
-  const LaunchDevice device = launch_device_of(self, other);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, matmul_sizes(self, other), self.scalar_type());
   if (needs_launch(self, out)) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnMatmul, self, other, out, kMatmulKeepDtype);
@@ -89,12 +87,9 @@ at::Tensor matmul(const at::Tensor& self, const at::Tensor& other) {
   return out;
 }
 
-at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  check_same_device("matmul.out", {{"self", self}, {"other", other}, {"out", out}});
+at::Tensor& matmul(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   check_same_dtype(self, other);
   hw::check_out_dtype(out, self.scalar_type());
-  const LaunchDevice device = launch_device_of(self, out, other);
-  const LaunchGuard device_current(device);  // before any allocation
   at::native::resize_output(out, matmul_sizes(self, other));
   // As the CPU's mm/bmm out= (what matmul writes through): `out` shares no
   // memory with itself or an operand.
@@ -107,40 +102,23 @@ at::Tensor& matmul_out(const at::Tensor& self, const at::Tensor& other, at::Tens
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("matmul", flagos::with_dtype_fallback<"matmul", &matmul>());
-  m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &matmul_out>());
-}
-
 // Keeps matmul's decomposition (and so its derivative) under autograd; see
-// the top of this file.
-// ATen's decompositions, with the operands' device made current once
-// (CompositeGuard): the out= tensor's resize and the inner launches find it
-// current.
-at::Tensor matmul_decomposed(const at::Tensor& self, const at::Tensor& other) {
-  const CompositeGuard guard(launch_device_of(self, other));
+// the top of this file. The generated wrappers make the operands' device
+// current once (a CompositeGuard): the out= tensor's resize and the inner
+// launches find it current.
+at::Tensor matmul_decomposed(const LaunchDevice& /*device*/, const at::Tensor& self, const at::Tensor& other) {
   return at::native::matmul(self, other);
 }
 
-at::Tensor& matmul_out_decomposed(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  const CompositeGuard guard(launch_device_of(self, out, other));
+at::Tensor& matmul_decomposed(const LaunchDevice& /*device*/, const at::Tensor& self, const at::Tensor& other,
+                              at::Tensor& out) {
   return at::native::matmul_out(self, other, out);
 }
 
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("matmul", flagos::with_dtype_fallback<"matmul", &matmul_decomposed>());
-  m.impl("matmul.out", flagos::with_dtype_fallback<"matmul.out", &matmul_out_decomposed>());
-}
-
-}  // namespace
-}  // namespace flagos
-
-// ---- mm and bmm: the bodies of the generated wrappers --------------------------
+// ---- mm and bmm ----------------------------------------------------------------------
 // ATen's meta functions (structured_mm, structured_bmm) have checked the
 // operands' ranks and sizes and sized the output (an out= one checked and
 // resized). ATen's kernels check that the operands share a dtype: so here.
-
-namespace flagos::impl {
 
 void mm(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& out) {
   check_same_dtype(self, mat2);

@@ -1,9 +1,6 @@
 // nonzero and nonzero.out (aclnnNonzero): the indices of the nonzero
 // elements of self, one row per element in row-major order, [count, dim].
 //
-// Device policy: first-tensor (self; out on self's device, or PyTorch's
-// same-device error).
-//
 // The result's size depends on the data. CANN's aclnnNonzero writes into an
 // `out` with room for every element ([numel, dim]) and reports the real row
 // count afterwards, which this runtime does not read back; so the kernel
@@ -13,9 +10,8 @@
 // executor cannot be made repeatable and is not cached.
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
-#include <torch/library.h>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnNeScalar.h"
@@ -46,18 +42,16 @@ at::Tensor nonzero_on(const LaunchDevice& device, const at::Tensor& self) {
   return out;
 }
 
-at::Tensor nonzero(const at::Tensor& self) {
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
-  return nonzero_on(device, self);
-}
+}  // namespace
+}  // namespace flagos
 
-at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  check_same_device("nonzero.out", {{"self", self}, {"out", out}});
+namespace flagos::impl {
+
+at::Tensor nonzero(const LaunchDevice& device, const at::Tensor& self) { return nonzero_on(device, self); }
+
+at::Tensor& nonzero(const LaunchDevice& device, const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type",
               out.scalar_type());
-  const LaunchDevice device = launch_device_of(self, out);
-  const LaunchGuard device_current(device);  // before any allocation
   const at::Tensor indices = nonzero_on(device, self);
   at::native::resize_output(out, indices.sizes());
   if (indices.numel() > 0) {
@@ -66,10 +60,4 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nonzero", flagos::with_dtype_fallback<"nonzero", &nonzero>());
-  m.impl("nonzero.out", flagos::with_dtype_fallback<"nonzero.out", &nonzero_out>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

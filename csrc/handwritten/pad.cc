@@ -14,25 +14,21 @@
 // A reflection padding that does not fit the narrowed dim cannot be
 // computed on CANN and raises.
 //
-// Device policy: first-tensor (self, grad_output).
-//
 // reflection_pad1d/3d, replication_pad1d/2d/3d and the backwards of
 // reflection_pad1d/3d and replication_pad1d are structured in ATen: this
 // file defines their bodies (ATen's meta functions check the arguments and
 // size the output), the generator writes and registers their wrappers. The
 // others (reflection_pad2d and its backward, the backwards of
-// replication_pad2d/3d, constant_pad_nd) keep their kernels here.
+// replication_pad2d/3d, constant_pad_nd) take their own arguments.
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
-#include <c10/core/SymIntArrayRef.h>
 #include <c10/util/accumulate.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
@@ -53,7 +49,6 @@
 namespace flagos {
 namespace {
 
-std::vector<int64_t> pad_ints(c10::SymIntArrayRef values) { return C10_AS_INTARRAYREF_SLOW(values).vec(); }
 
 // `sizes` padded by `pad`: (before, after) pairs from the last dim backwards.
 std::vector<int64_t> padded_sizes(at::IntArrayRef sizes, at::IntArrayRef pad) {
@@ -78,8 +73,13 @@ at::Scalar pad_value(at::ScalarType type, const at::Scalar& value) {
   return value;
 }
 
-at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, const at::Scalar& value) {
-  const std::vector<int64_t> pad = pad_ints(pad_sym);
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor constant_pad_nd(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef pad,
+                           const at::Scalar& value) {
   TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
   TORCH_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
               "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
@@ -91,8 +91,6 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, 
                 pad[2 * i + 1], " resulted in a negative output size, which is invalid. Check dimension ", dim,
                 " of your input.");
   }
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, sizes, self.scalar_type());
   if (out.numel() == 0) {
     return out;
@@ -104,6 +102,11 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, 
   FLAGOS_GUARDED_LAUNCH(device, aclnnConstantPadNd, self, pad, fill, out);
   return out;
 }
+
+}  // namespace flagos::impl
+
+namespace flagos {
+namespace {
 
 // ---- reflection and replication ------------------------------------------------------
 
@@ -358,65 +361,50 @@ void pad_backward_into(const char* op, const LaunchDevice& device, Mode mode, si
   }
 }
 
-// ---- the kernels of the ops that are not structured in ATen ------------------------
-
-at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
-  const std::vector<int64_t> padding = pad_ints(padding_sym);
-  check_pad("reflection_pad2d", Mode::kReflect, 2, self, padding);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
-  at::Tensor out = empty_on(device, padded_sizes(self.sizes(), padding), self.scalar_type());
-  pad_into("reflection_pad2d", device, Mode::kReflect, 2, self, padding, out);
-  return out;
-}
-
-at::Tensor pad_backward(const char* op, Mode mode, size_t k, const at::Tensor& grad_output, const at::Tensor& self,
-                        c10::SymIntArrayRef padding_sym) {
-  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
-  const std::vector<int64_t> padding = pad_ints(padding_sym);
+at::Tensor pad_backward(const char* op, const LaunchDevice& device, Mode mode, size_t k,
+                        const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding) {
   check_pad(op, mode, k, self, padding);
   const std::vector<int64_t> sizes = padded_sizes(self.sizes(), padding);
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(sizes), op, ": expected grad_output of sizes ",
               at::IntArrayRef(sizes), ", got ", grad_output.sizes());
-  const LaunchDevice device = launch_device_of(self, grad_output);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor grad_input = empty_on(device, self.sizes(), self.scalar_type());
   pad_backward_into(op, device, mode, k, grad_output, self, padding, grad_input);
   return grad_input;
 }
 
-at::Tensor reflection_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                     c10::SymIntArrayRef padding) {
-  return pad_backward("reflection_pad2d_backward", Mode::kReflect, 2, grad_output, self, padding);
-}
-at::Tensor replication_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                      c10::SymIntArrayRef padding) {
-  return pad_backward("replication_pad2d_backward", Mode::kReplicate, 2, grad_output, self, padding);
-}
-at::Tensor replication_pad3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                      c10::SymIntArrayRef padding) {
-  return pad_backward("replication_pad3d_backward", Mode::kReplicate, 3, grad_output, self, padding);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("constant_pad_nd", flagos::with_dtype_fallback<"constant_pad_nd", &constant_pad_nd>());
-  m.impl("reflection_pad2d", flagos::with_dtype_fallback<"reflection_pad2d", &reflection_pad2d>());
-  m.impl("reflection_pad2d_backward", flagos::with_dtype_fallback<"reflection_pad2d_backward", &reflection_pad2d_backward>());
-  m.impl("replication_pad2d_backward", flagos::with_dtype_fallback<"replication_pad2d_backward", &replication_pad2d_backward>());
-  m.impl("replication_pad3d_backward", flagos::with_dtype_fallback<"replication_pad3d_backward", &replication_pad3d_backward>());
-}
-
 }  // namespace
 }  // namespace flagos
 
-// ---- the bodies of the generated wrappers ------------------------------------------
+// ---- the ops that are not structured in ATen ---------------------------------------
+
+namespace flagos::impl {
+
+at::Tensor reflection_pad2d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding) {
+  check_pad("reflection_pad2d", Mode::kReflect, 2, self, padding);
+  at::Tensor out = empty_on(device, padded_sizes(self.sizes(), padding), self.scalar_type());
+  pad_into("reflection_pad2d", device, Mode::kReflect, 2, self, padding, out);
+  return out;
+}
+
+at::Tensor reflection_pad2d_backward(const LaunchDevice& device, const at::Tensor& grad_output,
+                                     const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_backward("reflection_pad2d_backward", device, Mode::kReflect, 2, grad_output, self, padding);
+}
+at::Tensor replication_pad2d_backward(const LaunchDevice& device, const at::Tensor& grad_output,
+                                      const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_backward("replication_pad2d_backward", device, Mode::kReplicate, 2, grad_output, self, padding);
+}
+at::Tensor replication_pad3d_backward(const LaunchDevice& device, const at::Tensor& grad_output,
+                                      const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_backward("replication_pad3d_backward", device, Mode::kReplicate, 3, grad_output, self, padding);
+}
+
+// ---- the structured ops --------------------------------------------------------------
 // ATen's meta functions (reflection_pad1d/3d, replication_pad1d/2d/3d and the
 // backwards of reflection_pad1d/3d and replication_pad1d) have checked the
 // input's rank and sizes, the padding (its length; a reflection padding
 // smaller than its dim; a positive output size) and grad_output's sizes, and
 // sized the output.
-
-namespace flagos::impl {
 
 void reflection_pad1d(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef padding,
                       const at::Tensor& out) {

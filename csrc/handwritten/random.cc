@@ -3,19 +3,17 @@
 // them through empty + the in-place fill; torch.randperm reaches
 // randperm.generator_out the same way (ATen's composites allocate `out`).
 //
-// Device policy: first-tensor (self). The generator is the caller's, else
-// the default generator of self's device (runtime/generator.h); under its
-// mutex the kernel reads the seed and advances the offset by the number of
-// values drawn, then passes (seed, offset) to the ACLNN operator. Devices
-// seeded alike draw alike, and drawing on one device leaves the others'
-// offsets untouched.
+// The generator is the caller's, else the default generator of self's
+// device (runtime/generator.h); under its mutex the kernel reads the seed
+// and advances the offset by the number of values drawn, then passes (seed,
+// offset) to the ACLNN operator. Devices seeded alike draw alike, and
+// drawing on one device leaves the others' offsets untouched.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/view_as_real.h>
 #include <c10/util/Exception.h>
-#include <torch/library.h>
 
 #include <cmath>
 #include <cstdint>
@@ -26,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/generator.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnInplaceBernoulli.h"
@@ -50,72 +48,6 @@ std::pair<uint64_t, uint64_t> next_seed_offset(const at::Tensor& self, const std
   return impl->philox_engine_inputs(increment);
 }
 
-at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  check_written(self, {});
-  if (self.numel() == 0) {
-    return self;
-  }
-  if (self.is_complex() && !self.is_conj()) {
-    // As the CPU: both parts drawn from [from, to).
-    at::Tensor parts = at::view_as_real(self);
-    uniform_(parts, from, to, generator);
-    return self;
-  }
-  const auto [seed, offset] = next_seed_offset(self, generator);
-  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceUniform, self, from, to, seed, offset);
-  return self;
-}
-
-at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
-  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  check_written(self, {});
-  if (self.is_complex() && !self.is_conj() && self.numel() > 0) {
-    // As the CPU (torch.randn(..., dtype=torch.complex64)): each part is
-    // normal with std / sqrt(2), so the complex value has variance std^2.
-    at::Tensor parts = at::view_as_real(self);
-    normal_(parts, mean, std / std::sqrt(2.0), generator);
-    return self;
-  }
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || self.is_complex(),
-              "normal_ expects a floating-point tensor, got ", self.scalar_type());
-  if (self.numel() == 0) {
-    return self;
-  }
-  const auto [seed, offset] = next_seed_offset(self, generator);
-  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceNormal, self, mean, std, static_cast<int64_t>(seed),
-                        static_cast<int64_t>(offset));
-  return self;
-}
-
-at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> generator) {
-  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  check_written(self, {});
-  if (self.numel() == 0) {
-    return self;
-  }
-  const auto [seed, offset] = next_seed_offset(self, generator);
-  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceBernoulli, self, at::Scalar(p), static_cast<int64_t>(seed),
-                        static_cast<int64_t>(offset));
-  return self;
-}
-
-at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p, std::optional<at::Generator> generator) {
-  if (p.is_cpu() && p.dim() == 0) {
-    return bernoulli_float_(self, p.item<double>(), generator);
-  }
-  check_same_device("bernoulli_.Tensor", {{"self", self}, {"p", p}});
-  check_written(self, {{"p", p}});
-  if (self.numel() == 0) {
-    return self;
-  }
-  const at::Tensor prob = p.is_floating_point() ? p.expand_as(self) : p.to(at::kFloat).expand_as(self);
-  const auto [seed, offset] = next_seed_offset(self, generator);
-  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceBernoulliTensor, self, prob, static_cast<int64_t>(seed),
-                        static_cast<int64_t>(offset));
-  return self;
-}
-
 // The exclusive upper bound of random_() without `to`: 2^digits + 1 for a
 // floating type (every integer up to 2^digits is exact), the largest value
 // for an integral one.
@@ -134,7 +66,81 @@ int64_t default_random_to(at::ScalarType dtype) {
   }
 }
 
-at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor& uniform_(const LaunchDevice& device, at::Tensor& self, double from, double to,
+                     std::optional<at::Generator> generator) {
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  check_written(self, {});
+  if (self.numel() == 0) {
+    return self;
+  }
+  if (self.is_complex() && !self.is_conj()) {
+    // As the CPU: both parts drawn from [from, to).
+    at::Tensor parts = at::view_as_real(self);
+    uniform_(device, parts, from, to, generator);
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceUniform, self, from, to, seed, offset);
+  return self;
+}
+
+at::Tensor& normal_(const LaunchDevice& device, at::Tensor& self, double mean, double std,
+                    std::optional<at::Generator> generator) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  check_written(self, {});
+  if (self.is_complex() && !self.is_conj() && self.numel() > 0) {
+    // As the CPU (torch.randn(..., dtype=torch.complex64)): each part is
+    // normal with std / sqrt(2), so the complex value has variance std^2.
+    at::Tensor parts = at::view_as_real(self);
+    normal_(device, parts, mean, std / std::sqrt(2.0), generator);
+    return self;
+  }
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || self.is_complex(),
+              "normal_ expects a floating-point tensor, got ", self.scalar_type());
+  if (self.numel() == 0) {
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceNormal, self, mean, std, static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+at::Tensor& bernoulli_float_(const LaunchDevice& device, at::Tensor& self, double p,
+                             std::optional<at::Generator> generator) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  check_written(self, {});
+  if (self.numel() == 0) {
+    return self;
+  }
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceBernoulli, self, at::Scalar(p), static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+at::Tensor& bernoulli_tensor_(const LaunchDevice& device, at::Tensor& self, const at::Tensor& p,
+                              std::optional<at::Generator> generator) {
+  if (p.is_cpu() && p.dim() == 0) {
+    return bernoulli_float_(device, self, p.item<double>(), generator);
+  }
+  check_written(self, {{"p", p}});
+  if (self.numel() == 0) {
+    return self;
+  }
+  const at::Tensor prob = p.is_floating_point() ? p.expand_as(self) : p.to(at::kFloat).expand_as(self);
+  const auto [seed, offset] = next_seed_offset(self, generator);
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceBernoulliTensor, self, prob, static_cast<int64_t>(seed),
+                        static_cast<int64_t>(offset));
+  return self;
+}
+
+at::Tensor& random_from_(const LaunchDevice& device, at::Tensor& self, int64_t from, std::optional<int64_t> to,
                          std::optional<at::Generator> generator) {
   const int64_t end = to.value_or(default_random_to(self.scalar_type()));
   TORCH_CHECK(from < end, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", end);
@@ -143,25 +149,25 @@ at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> 
     return self;
   }
   const auto [seed, offset] = next_seed_offset(self, generator);
-  FLAGOS_GUARDED_LAUNCH(self, aclnnInplaceRandom, self, from, end, static_cast<int64_t>(seed),
+  FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceRandom, self, from, end, static_cast<int64_t>(seed),
                         static_cast<int64_t>(offset));
   return self;
 }
 
-at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
-  return random_from_(self, 0, to, generator);
+at::Tensor& random_to_(const LaunchDevice& device, at::Tensor& self, int64_t to,
+                       std::optional<at::Generator> generator) {
+  return random_from_(device, self, 0, to, generator);
 }
 
-at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> generator) {
-  return random_from_(self, 0, std::nullopt, generator);
+at::Tensor& random_(const LaunchDevice& device, at::Tensor& self, std::optional<at::Generator> generator) {
+  return random_from_(device, self, 0, std::nullopt, generator);
 }
 
 // Dropout: the mask is a bernoulli_(1 - p) fill of a bool tensor on the
 // input's device; the product and the scale are the device's mul kernels.
-std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+std::tuple<at::Tensor, at::Tensor> native_dropout(const LaunchDevice& device, const at::Tensor& input, double p,
+                                                  std::optional<bool> train) {
   TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  const LaunchDevice device = launch_device_of(input);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor mask = empty_on(device, input.sizes(), at::kBool);
   if (!train.value_or(true) || p == 0) {
     mask.fill_(true);
@@ -171,19 +177,18 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
     mask.zero_();
     return {input.mul(mask), mask};
   }
-  bernoulli_float_(mask, 1 - p, std::nullopt);
+  bernoulli_float_(device, mask, 1 - p, std::nullopt);
   return {input.mul(mask).mul(at::Scalar(1.0 / (1.0 - p))), mask};
 }
 
-at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
-  check_same_device("native_dropout_backward", {{"grad_output", grad_output}, {"mask", mask}});
-  const LaunchGuard device_current(launch_device_of(grad_output));  // for both launches and their outputs
+at::Tensor native_dropout_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& mask,
+                                   double scale) {
   return grad_output.mul(mask).mul(at::Scalar(scale));
 }
 
 // multinomial (LLM sampling: generate(do_sample=True)) on aclnnMultinomial,
 // with ATen's checks first, so bad probabilities raise ATen's errors.
-at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacement,
+at::Tensor multinomial(const LaunchDevice& device, const at::Tensor& self, int64_t n_sample, bool replacement,
                        std::optional<at::Generator> generator) {
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "multinomial only supports floating-point dtypes for input, got: ",
@@ -194,8 +199,6 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
               "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes.back() = n_sample;
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, sizes, at::kLong);
   if (out.numel() == 0) {
     return out;
@@ -208,7 +211,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
 }
 
 // randperm_out_cpu's checks (TensorFactories.cpp), then aclnnRandperm.
-at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
+at::Tensor& randperm(const LaunchDevice& device, int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
   TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
   TORCH_CHECK(!generator.has_value() || out.device() == generator->device(), "Expected a '", out.device(),
               "' generator device but found '", generator->device(), "'");
@@ -216,8 +219,6 @@ at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::
   // allocates nothing on the device.
   at::native::check_supported_max_int_with_precision(n, at::empty({0}, out.options().device(at::kCPU)));
   check_written(out, {});
-  const LaunchDevice device = launch_device_of(out);
-  const LaunchGuard device_current(device);  // before any allocation
   at::native::resize_output(out, {n});
   if (n == 0) {
     return out;
@@ -227,19 +228,4 @@ at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("randperm.generator_out", flagos::with_dtype_fallback<"randperm.generator_out", &randperm_out>());
-  m.impl("multinomial", flagos::with_dtype_fallback<"multinomial", &multinomial>());
-  m.impl("native_dropout", flagos::with_dtype_fallback<"native_dropout", &native_dropout>());
-  m.impl("native_dropout_backward", flagos::with_dtype_fallback<"native_dropout_backward", &native_dropout_backward>());
-  m.impl("uniform_", flagos::with_dtype_fallback<"uniform_", &uniform_>());
-  m.impl("normal_", flagos::with_dtype_fallback<"normal_", &normal_>());
-  m.impl("bernoulli_.float", flagos::with_dtype_fallback<"bernoulli_.float", &bernoulli_float_>());
-  m.impl("bernoulli_.Tensor", flagos::with_dtype_fallback<"bernoulli_.Tensor", &bernoulli_tensor_>());
-  m.impl("random_.from", flagos::with_dtype_fallback<"random_.from", &random_from_>());
-  m.impl("random_.to", flagos::with_dtype_fallback<"random_.to", &random_to_>());
-  m.impl("random_", flagos::with_dtype_fallback<"random_", &random_>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

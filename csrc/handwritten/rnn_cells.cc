@@ -3,9 +3,7 @@
 // and _thnn_fused_gru_cell with their backwards. They have no CPU kernel, so
 // without these even the CPU fallback failed. Each is composed of flagos ops
 // (sigmoid, tanh, mul, add, cat, sum), which launch their ACLNN operators;
-// the cell makes its device current once for all of them.
-//
-// Device policy: first-tensor (the gates); every tensor on that device.
+// the generated wrapper makes the device current once for all of them.
 //
 // The workspace that a forward saves for its backward is this file's own
 // layout (nothing else reads it): the LSTM's four activated gates [i, f, g,
@@ -21,13 +19,12 @@
 #include <ATen/ops/sum.h>
 #include <ATen/ops/tanh.h>
 #include <ATen/ops/zeros_like.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <tuple>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -37,20 +34,22 @@ at::Tensor with_bias(const at::Tensor& gates, const std::optional<at::Tensor>& b
   return bias.has_value() && bias->defined() ? at::add(gates, *bias) : gates;
 }
 
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
 // ---- LSTM -----------------------------------------------------------------------
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const at::Tensor& input_gates,
-                                                                const at::Tensor& hidden_gates, const at::Tensor& cx,
-                                                                const std::optional<at::Tensor>& input_bias,
-                                                                const std::optional<at::Tensor>& hidden_bias) {
-  check_same_device("_thnn_fused_lstm_cell", {{"input_gates", input_gates}, {"hidden_gates", hidden_gates},
-                                              {"cx", cx}, {"input_bias", input_bias},
-                                              {"hidden_bias", hidden_bias}});
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const LaunchDevice& device,
+                                                               const at::Tensor& input_gates,
+                                                               const at::Tensor& hidden_gates, const at::Tensor& cx,
+                                                               const std::optional<at::Tensor>& input_bias,
+                                                               const std::optional<at::Tensor>& hidden_bias) {
   TORCH_CHECK(input_gates.sizes() == hidden_gates.sizes() && input_gates.dim() == 2 &&
                   input_gates.size(1) == 4 * cx.size(-1),
               "_thnn_fused_lstm_cell: expected gates of shape [batch, 4 * hidden] matching cx, got ",
               input_gates.sizes(), ", ", hidden_gates.sizes(), " and cx ", cx.sizes());
-  const CompositeGuard guard(launch_device_of(input_gates));
   const at::Tensor gates = at::add(with_bias(input_gates, input_bias), with_bias(hidden_gates, hidden_bias));
   const std::vector<at::Tensor> parts = gates.chunk(4, 1);
   const at::Tensor i = parts[0].sigmoid();
@@ -63,16 +62,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const at::Tensor&
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell_backward(
-    const std::optional<at::Tensor>& grad_hy, const std::optional<at::Tensor>& grad_cy, const at::Tensor& cx,
-    const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
-  check_same_device("_thnn_fused_lstm_cell_backward_impl", {{"grad_hy", grad_hy}, {"grad_cy", grad_cy},
-                                                            {"cx", cx}, {"cy", cy}, {"workspace", workspace}});
+    const LaunchDevice& device, const std::optional<at::Tensor>& grad_hy, const std::optional<at::Tensor>& grad_cy,
+    const at::Tensor& cx, const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
   const bool has_hy = grad_hy.has_value() && grad_hy->defined();
   const bool has_cy = grad_cy.has_value() && grad_cy->defined();
   if (!has_hy && !has_cy) {
     return {at::Tensor(), at::Tensor(), at::Tensor()};  // as CUDA's kernel: no gradient flows
   }
-  const CompositeGuard guard(launch_device_of(workspace));
   const std::vector<at::Tensor> gates = workspace.chunk(4, 1);
   const at::Tensor &i = gates[0], &f = gates[1], &g = gates[2], &o = gates[3];
   const at::Tensor tanh_cy = cy.tanh();
@@ -99,16 +95,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell_backward(
 
 // ---- GRU ------------------------------------------------------------------------
 
-std::tuple<at::Tensor, at::Tensor> fused_gru_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
-                                                  const at::Tensor& hx, const std::optional<at::Tensor>& input_bias,
+std::tuple<at::Tensor, at::Tensor> fused_gru_cell(const LaunchDevice& device, const at::Tensor& input_gates,
+                                                  const at::Tensor& hidden_gates, const at::Tensor& hx,
+                                                  const std::optional<at::Tensor>& input_bias,
                                                   const std::optional<at::Tensor>& hidden_bias) {
-  check_same_device("_thnn_fused_gru_cell", {{"input_gates", input_gates}, {"hidden_gates", hidden_gates},
-                                             {"hx", hx}, {"input_bias", input_bias}, {"hidden_bias", hidden_bias}});
   TORCH_CHECK(input_gates.sizes() == hidden_gates.sizes() && input_gates.dim() == 2 &&
                   input_gates.size(1) == 3 * hx.size(-1),
               "_thnn_fused_gru_cell: expected gates of shape [batch, 3 * hidden] matching hx, got ",
               input_gates.sizes(), ", ", hidden_gates.sizes(), " and hx ", hx.sizes());
-  const CompositeGuard guard(launch_device_of(input_gates));
   const std::vector<at::Tensor> in = with_bias(input_gates, input_bias).chunk(3, 1);
   const std::vector<at::Tensor> hid = with_bias(hidden_gates, hidden_bias).chunk(3, 1);
   const at::Tensor r = at::add(in[0], hid[0]).sigmoid();
@@ -119,9 +113,7 @@ std::tuple<at::Tensor, at::Tensor> fused_gru_cell(const at::Tensor& input_gates,
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_gru_cell_backward(
-    const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
-  check_same_device("_thnn_fused_gru_cell_backward", {{"grad_hy", grad_hy}, {"workspace", workspace}});
-  const CompositeGuard guard(launch_device_of(grad_hy));
+    const LaunchDevice& device, const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
   const std::vector<at::Tensor> saved = workspace.chunk(5, 1);
   const at::Tensor &r = saved[0], &z = saved[1], &n = saved[2], &hx = saved[3], &hidden_n = saved[4];
   // hy = n + z * (hx - n)
@@ -138,14 +130,4 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_gru
   return {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_gates.sum(0), grad_hidden_gates.sum(0)};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_thnn_fused_lstm_cell", flagos::with_dtype_fallback<"_thnn_fused_lstm_cell", &fused_lstm_cell>());
-  m.impl("_thnn_fused_lstm_cell_backward_impl",
-         flagos::with_dtype_fallback<"_thnn_fused_lstm_cell_backward_impl", &fused_lstm_cell_backward>());
-  m.impl("_thnn_fused_gru_cell", flagos::with_dtype_fallback<"_thnn_fused_gru_cell", &fused_gru_cell>());
-  m.impl("_thnn_fused_gru_cell_backward",
-         flagos::with_dtype_fallback<"_thnn_fused_gru_cell_backward", &fused_gru_cell_backward>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

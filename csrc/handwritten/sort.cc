@@ -4,17 +4,13 @@
 // sort.stable (with sort.values_stable) and topk (with topk.values) are
 // structured in ATen: this file defines their bodies, the generator writes
 // and registers their wrappers.
-//
-// Device policy: first-tensor (self); the out= tensors on self's device.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/sort.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <tuple>
 
-#include "aten/dtype_fallback.h"
 #include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnSort.h"
@@ -26,22 +22,6 @@ namespace {
 // ACLNN sorts tensors of 1 dim or more; a 0-dim tensor sorts as its 1-element view.
 at::Tensor at_least_1d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
 
-// sort and sort.values are sort.stable and sort.values_stable with stable
-// false, as in ATen: the calls reach the generated structured wrappers.
-std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& self, int64_t dim, bool descending) {
-  return at::sort(self, /*stable=*/false, dim, descending);
-}
-
-std::tuple<at::Tensor&, at::Tensor&> sort_values(const at::Tensor& self, int64_t dim, bool descending,
-                                                 at::Tensor& values, at::Tensor& indices) {
-  return at::sort_out(values, indices, self, /*stable=*/false, dim, descending);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sort", flagos::with_dtype_fallback<"sort", &sort>());
-  m.impl("sort.values", flagos::with_dtype_fallback<"sort.values", &sort_values>());
-}
-
 }  // namespace
 }  // namespace flagos
 
@@ -50,6 +30,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 // the values and indices (out= ones checked and resized).
 
 namespace flagos::impl {
+
+// sort and sort.values are sort.stable and sort.values_stable with stable
+// false, as in ATen: the calls reach the generated structured wrappers.
+std::tuple<at::Tensor, at::Tensor> sort(const LaunchDevice& /*device*/, const at::Tensor& self, int64_t dim,
+                                        bool descending) {
+  return at::sort(self, /*stable=*/false, dim, descending);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort(const LaunchDevice& /*device*/, const at::Tensor& self, int64_t dim,
+                                          bool descending, at::Tensor& values, at::Tensor& indices) {
+  return at::sort_out(values, indices, self, /*stable=*/false, dim, descending);
+}
 
 void sort_stable(const LaunchDevice& device, const at::Tensor& self, std::optional<bool> stable, int64_t dim,
                  bool descending, const at::Tensor& values, const at::Tensor& indices) {

@@ -24,13 +24,12 @@
 #include <ATen/ops/relu.h>
 #include <ATen/ops/softmax.h>
 #include <c10/util/Exception.h>
-#include <torch/library.h>
 
 #include <cmath>
 #include <limits>
 #include <optional>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -62,34 +61,24 @@ at::Tensor self_attention(const at::Tensor& x, int64_t num_heads, const at::Tens
   return at::linear(heads, proj_weight, proj_bias);
 }
 
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
 at::Tensor transformer_encoder_layer_fwd(
-    const at::Tensor& src, int64_t embed_dim, int64_t num_heads, const at::Tensor& qkv_weight,
+    const LaunchDevice& /*device*/, const at::Tensor& src, int64_t embed_dim, int64_t num_heads, const at::Tensor& qkv_weight,
     const at::Tensor& qkv_bias, const at::Tensor& proj_weight, const at::Tensor& proj_bias, bool use_gelu,
     bool norm_first, double eps, const at::Tensor& norm_weight_1, const at::Tensor& norm_bias_1,
     const at::Tensor& norm_weight_2, const at::Tensor& norm_bias_2, const at::Tensor& ffn_weight_1,
     const at::Tensor& ffn_bias_1, const at::Tensor& ffn_weight_2, const at::Tensor& ffn_bias_2,
     const std::optional<at::Tensor>& mask, std::optional<int64_t> mask_type) {
-  check_same_device(kOp, {{"src", src},
-                          {"qkv_weight", qkv_weight},
-                          {"qkv_bias", qkv_bias},
-                          {"proj_weight", proj_weight},
-                          {"proj_bias", proj_bias},
-                          {"norm_weight_1", norm_weight_1},
-                          {"norm_bias_1", norm_bias_1},
-                          {"norm_weight_2", norm_weight_2},
-                          {"norm_bias_2", norm_bias_2},
-                          {"ffn_weight_1", ffn_weight_1},
-                          {"ffn_bias_1", ffn_bias_1},
-                          {"ffn_weight_2", ffn_weight_2},
-                          {"ffn_bias_2", ffn_bias_2},
-                          {"mask", mask}});
   TORCH_CHECK(src.dim() == 3 && src.size(2) == embed_dim, kOp, ": expected src of shape [batch, seq, ", embed_dim,
               "], got ", src.sizes());
   TORCH_CHECK(num_heads > 0 && embed_dim % num_heads == 0, kOp, ": embed_dim (", embed_dim,
               ") must be divisible by num_heads (", num_heads, ")");
   TORCH_CHECK(!(mask.has_value() && mask->defined()) || mask_type.has_value(), kOp,
               ": a mask needs its mask_type (0: [seq, seq], 1: [batch, seq], 2: [batch, heads, seq, seq])");
-  const CompositeGuard guard(launch_device_of(src));
   if (src.numel() == 0) {
     return src.clone();
   }
@@ -112,10 +101,4 @@ at::Tensor transformer_encoder_layer_fwd(
   return x;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_transformer_encoder_layer_fwd",
-         flagos::with_dtype_fallback<"_transformer_encoder_layer_fwd", &transformer_encoder_layer_fwd>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

@@ -6,18 +6,13 @@
 // which orders them row-major, as ATen's kernels do), so nothing runs on the
 // CPU. It costs row x col bytes of scratch: these matrices are small (an
 // attention mask's, a pairwise loss's).
-//
-// Device policy: explicit-arg on `device` (absent: the current flagos
-// device); the ops it calls guard their own launches.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/ones.h>
-#include <c10/core/DeviceGuard.h>
-#include <torch/library.h>
 
 #include <optional>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -31,12 +26,10 @@ void check_tri_indices_args(int64_t row, int64_t col, std::optional<at::Layout> 
               layout.value_or(at::kStrided));
 }
 
-at::Tensor tri_indices(bool lower, int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                       std::optional<at::Layout> layout, std::optional<at::Device> device) {
+at::Tensor tri_indices(const LaunchDevice& device, bool lower, int64_t row, int64_t col, int64_t offset,
+                       std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout) {
   check_tri_indices_args(row, col, layout);
-  const at::Device on = device.value_or(at::Device(c10::DeviceType::PrivateUse1));
-  const c10::OptionalDeviceGuard device_current(on);
-  at::Tensor mask = at::ones({row, col}, at::TensorOptions().dtype(at::kBool).device(on));
+  at::Tensor mask = at::ones({row, col}, at::TensorOptions().dtype(at::kBool).device(flagos_device(device.index)));
   if (lower) {
     mask.tril_(offset);
   } else {
@@ -46,22 +39,21 @@ at::Tensor tri_indices(bool lower, int64_t row, int64_t col, int64_t offset, std
                                    at::MemoryFormat::Contiguous);
 }
 
-at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                        std::optional<at::Layout> layout, std::optional<at::Device> device,
-                        std::optional<bool> /*pin_memory*/) {
-  return tri_indices(true, row, col, offset, dtype, layout, device);
-}
-
-at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                        std::optional<at::Layout> layout, std::optional<at::Device> device,
-                        std::optional<bool> /*pin_memory*/) {
-  return tri_indices(false, row, col, offset, dtype, layout, device);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("tril_indices", flagos::with_dtype_fallback<"tril_indices", &tril_indices>());
-  m.impl("triu_indices", flagos::with_dtype_fallback<"triu_indices", &triu_indices>());
-}
-
 }  // namespace
 }  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor tril_indices(const LaunchDevice& device, int64_t row, int64_t col, int64_t offset,
+                        std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                        std::optional<at::Device> /*device*/, std::optional<bool> /*pin_memory*/) {
+  return tri_indices(device, true, row, col, offset, dtype, layout);
+}
+
+at::Tensor triu_indices(const LaunchDevice& device, int64_t row, int64_t col, int64_t offset,
+                        std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                        std::optional<at::Device> /*device*/, std::optional<bool> /*pin_memory*/) {
+  return tri_indices(device, false, row, col, offset, dtype, layout);
+}
+
+}  // namespace flagos::impl

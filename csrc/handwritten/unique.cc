@@ -18,13 +18,12 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/zeros.h>
-#include <torch/library.h>
 
 #include <optional>
 #include <tuple>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnUnique2.h"
@@ -73,9 +72,13 @@ UniqueResult shrink_to_distinct(const RoomForElements& room, const LaunchDevice&
   return {room.values, room.inverse, room.counts};
 }
 
-UniqueResult unique2(const at::Tensor& self, bool sorted, bool return_inverse, bool return_counts) {
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+UniqueResult unique2(const LaunchDevice& device, const at::Tensor& self, bool sorted, bool return_inverse,
+                     bool return_counts) {
   const RoomForElements room = room_for_elements(device, self);
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnUnique2, at_least_1d_view(self), sorted, return_inverse, true, room.values,
@@ -85,9 +88,13 @@ UniqueResult unique2(const at::Tensor& self, bool sorted, bool return_inverse, b
 }
 
 // unique_consecutive without a dim: as unique2, with runs for values.
-UniqueResult unique_consecutive_flat(const at::Tensor& self, bool return_inverse, bool return_counts) {
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);
+}  // namespace flagos::impl
+
+namespace flagos {
+namespace {
+
+UniqueResult unique_consecutive_flat(const LaunchDevice& device, const at::Tensor& self, bool return_inverse,
+                                     bool return_counts) {
   const RoomForElements room = room_for_elements(device, self);
   if (self.numel() > 0) {
     FLAGOS_GUARDED_LAUNCH(device, aclnnUniqueConsecutive, at_least_1d_view(self), return_inverse, true, kNoDim,
@@ -101,10 +108,9 @@ UniqueResult unique_consecutive_flat(const at::Tensor& self, bool return_inverse
 // launch fills the front of outputs with room for every slice: valueOut has
 // self's shape and receives the result contiguous in its shrunk shape, which
 // resize_ then gives it.
-UniqueResult unique_slices(const at::Tensor& self, int64_t dim, bool consecutive, bool sorted) {
+UniqueResult unique_slices(const LaunchDevice& device, const at::Tensor& self, int64_t dim, bool consecutive,
+                           bool sorted) {
   dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/false);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);
   const int64_t slices = self.size(dim);
   if (self.numel() == 0) {
     // ATen's checks and results for an empty self.
@@ -134,30 +140,27 @@ UniqueResult unique_slices(const at::Tensor& self, int64_t dim, bool consecutive
   return {values, inverse, counts};
 }
 
-UniqueResult unique_consecutive(const at::Tensor& self, bool return_inverse, bool return_counts,
-                                std::optional<int64_t> dim) {
-  if (!dim.has_value()) {
-    return unique_consecutive_flat(self, return_inverse, return_counts);
-  }
-  return unique_slices(self, *dim, /*consecutive=*/true, /*sorted=*/true);
-}
-
-UniqueResult unique_dim(const at::Tensor& self, int64_t dim, bool sorted, bool /*return_inverse*/,
-                        bool /*return_counts*/) {
-  return unique_slices(self, dim, /*consecutive=*/false, sorted);
-}
-
-UniqueResult unique_dim_consecutive(const at::Tensor& self, int64_t dim, bool /*return_inverse*/,
-                                    bool /*return_counts*/) {
-  return unique_slices(self, dim, /*consecutive=*/true, /*sorted=*/true);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_unique2", flagos::with_dtype_fallback<"_unique2", &unique2>());
-  m.impl("unique_consecutive", flagos::with_dtype_fallback<"unique_consecutive", &unique_consecutive>());
-  m.impl("unique_dim", flagos::with_dtype_fallback<"unique_dim", &unique_dim>());
-  m.impl("unique_dim_consecutive", flagos::with_dtype_fallback<"unique_dim_consecutive", &unique_dim_consecutive>());
-}
-
 }  // namespace
 }  // namespace flagos
+
+namespace flagos::impl {
+
+UniqueResult unique_consecutive(const LaunchDevice& device, const at::Tensor& self, bool return_inverse,
+                                bool return_counts, std::optional<int64_t> dim) {
+  if (!dim.has_value()) {
+    return unique_consecutive_flat(device, self, return_inverse, return_counts);
+  }
+  return unique_slices(device, self, *dim, /*consecutive=*/true, /*sorted=*/true);
+}
+
+UniqueResult unique_dim(const LaunchDevice& device, const at::Tensor& self, int64_t dim, bool sorted,
+                        bool /*return_inverse*/, bool /*return_counts*/) {
+  return unique_slices(device, self, dim, /*consecutive=*/false, sorted);
+}
+
+UniqueResult unique_dim_consecutive(const LaunchDevice& device, const at::Tensor& self, int64_t dim,
+                                    bool /*return_inverse*/, bool /*return_counts*/) {
+  return unique_slices(device, self, dim, /*consecutive=*/true, /*sorted=*/true);
+}
+
+}  // namespace flagos::impl

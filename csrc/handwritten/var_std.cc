@@ -1,8 +1,6 @@
 // var, std, var_mean and std_mean (correction overloads): aclnnVarCorrection,
 // aclnnStd, aclnnVarMean, aclnnStdMeanCorrection.
 //
-// Device policy: first-tensor (self).
-//
 // CANN's operators take an integral correction (int64_t). ATen's correction
 // is any number (var = sum((x - mean)^2) / max(N - correction, 0) over the N
 // reduced elements). An integral correction launches the operator with it; a
@@ -14,7 +12,6 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/OptionalArrayRef.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "aten/dtype_fallback.h"
+#include "generated/impls.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnInplaceMuls.h"
 #include "flagos/aclnn/aclnnStd.h"
@@ -83,12 +80,15 @@ Correction correction_of(const std::optional<at::Scalar>& correction, int64_t co
 
 at::ScalarType result_type(const at::Tensor& self) { return c10::toRealValueType(self.scalar_type()); }
 
-at::Tensor var_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
+}  // namespace
+}  // namespace flagos
+
+namespace flagos::impl {
+
+at::Tensor var_correction(const LaunchDevice& device, const at::Tensor& self, at::OptionalIntArrayRef dim,
                           const std::optional<at::Scalar>& correction, bool keepdim) {
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, r.sizes, result_type(self));
   if (out.numel() == 0) {
     return out;
@@ -100,12 +100,10 @@ at::Tensor var_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
   return out;
 }
 
-at::Tensor std_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
+at::Tensor std_correction(const LaunchDevice& device, const at::Tensor& self, at::OptionalIntArrayRef dim,
                           const std::optional<at::Scalar>& correction, bool keepdim) {
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor out = empty_on(device, r.sizes, result_type(self));
   if (out.numel() == 0) {
     return out;
@@ -117,12 +115,11 @@ at::Tensor std_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> var_mean_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
+std::tuple<at::Tensor, at::Tensor> var_mean_correction(const LaunchDevice& device, const at::Tensor& self,
+                                                       at::OptionalIntArrayRef dim,
                                                        const std::optional<at::Scalar>& correction, bool keepdim) {
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor var = empty_on(device, r.sizes, result_type(self));
   at::Tensor mean = empty_on(device, r.sizes, self.scalar_type());
   if (var.numel() == 0) {
@@ -135,12 +132,11 @@ std::tuple<at::Tensor, at::Tensor> var_mean_correction(const at::Tensor& self, a
   return {var, mean};
 }
 
-std::tuple<at::Tensor, at::Tensor> std_mean_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
+std::tuple<at::Tensor, at::Tensor> std_mean_correction(const LaunchDevice& device, const at::Tensor& self,
+                                                       at::OptionalIntArrayRef dim,
                                                        const std::optional<at::Scalar>& correction, bool keepdim) {
   const Reduction r = reduction_of(self, dim, keepdim);
   const Correction c = correction_of(correction, r.count);
-  const LaunchDevice device = launch_device_of(self);
-  const LaunchGuard device_current(device);  // before any allocation
   at::Tensor std = empty_on(device, r.sizes, result_type(self));
   at::Tensor mean = empty_on(device, r.sizes, self.scalar_type());
   if (std.numel() == 0) {
@@ -153,12 +149,4 @@ std::tuple<at::Tensor, at::Tensor> std_mean_correction(const at::Tensor& self, a
   return {std, mean};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("var.correction", flagos::with_dtype_fallback<"var.correction", &var_correction>());
-  m.impl("std.correction", flagos::with_dtype_fallback<"std.correction", &std_correction>());
-  m.impl("var_mean.correction", flagos::with_dtype_fallback<"var_mean.correction", &var_mean_correction>());
-  m.impl("std_mean.correction", flagos::with_dtype_fallback<"std_mean.correction", &std_mean_correction>());
-}
-
-}  // namespace
-}  // namespace flagos
+}  // namespace flagos::impl

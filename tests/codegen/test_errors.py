@@ -117,7 +117,8 @@ def test_registry_error(ws, case):
 
 
 def test_handwritten_and_generated(ws):
-    ws.edit("yaml/handwritten.yaml", "- op: zero_\n", "- op: exp\n  guard: first-tensor\n  file: csrc/handwritten/x.cc\n\n- op: zero_\n")
+    ws.edit("yaml/handwritten.yaml", "- op: zero_\n",
+            "- op: exp\n  guard: first-tensor\n  file: csrc/handwritten/x.cc\n  impl: exp\n\n- op: zero_\n")
     run = ws.run()
     assert run.code == 2
     line = ws.line_of("yaml/handwritten.yaml", "- op: exp")
@@ -223,19 +224,44 @@ def test_check_that_is_not_an_identifier_is_refused(ws, name):
              "name the check in lower_snake_case, after the op (dot, where)")
 
 
-def test_impl_on_an_op_that_is_not_structured_is_refused(ws):
-    ws.edit("yaml/handwritten.yaml", "- op: zero_\n  guard: first-tensor\n",
-            "- op: zero_\n  guard: first-tensor\n  impl: zero\n")
-    _refused(ws, "yaml/handwritten.yaml", "impl: zero", "zero_",
-             f"zero_ is not structured in torch {_torch()}: there is no meta function whose outputs the body "
-             "could take", "remove `impl:` and register the whole kernel in the file")
+def test_a_handwritten_op_without_a_body_is_refused(ws):
+    """The generator writes every handwritten op's wrapper and registration: an entry names its body."""
+    ws.edit("yaml/handwritten.yaml", "  impl: zero_\n", "")
+    _refused(ws, "yaml/handwritten.yaml", "- op: zero_", "zero_",
+             "no `impl`: the generator writes every handwritten op's wrapper and registration, and calls its body",
+             "add `impl: <name>` and define flagos::impl::<name>(const LaunchDevice& device, ...) in the file, as "
+             "csrc/generated/impls.h declares it")
 
 
-def test_impl_that_is_not_an_identifier_is_refused(ws):
-    ws.edit("yaml/handwritten.yaml", "  impl: scatter_value\n", "  impl: scatter-value\n")
-    _refused(ws, "yaml/handwritten.yaml", "impl: scatter-value", "scatter.value",
-             "`impl: scatter-value` is not a C++ function name",
-             "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)")
+def test_fallthrough_names_known_keys_only(ws):
+    ws.edit("yaml/handwritten.yaml", "  fallthrough: [Conjugate, Negative]\n", "  fallthrough: [Conjugate, CPU]\n")
+    run = ws.run()
+    assert run.code == 2
+    assert "_copy_from: `fallthrough` names CPU: it lists dispatch keys among Conjugate, Negative" in run.err
+
+
+def test_two_bodies_with_one_signature_and_two_results_are_refused(ws):
+    """Ops that are not structured may share a body name only when C++ can overload it: var_mean's
+    arguments are var's, its result is not."""
+    ws.edit("yaml/handwritten.yaml", "  impl: var_mean_correction\n", "  impl: var_correction\n")
+    run = ws.run()
+    assert run.code == 2
+    assert ("var_mean.correction: impl var_correction is also the body of var.correction (yaml/handwritten.yaml:"
+            in run.err)
+    assert "with the same arguments and another result: C++ cannot overload them" in run.err
+
+
+@pytest.mark.parametrize("old,new,op,message,fix", [
+    ("  impl: scatter_value\n", "  impl: scatter-value\n", "scatter.value",
+     "`impl: scatter-value` is not a C++ function name",
+     "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)"),
+    ("  impl: zero_\n", "  impl: zero_\n  composite: yes please\n", "zero_",
+     "`composite: yes please` is not true or false",
+     "write `composite: true` (the body composes other flagos ops) or leave it out"),
+], ids=["impl not an identifier", "composite not a boolean"])
+def test_a_bad_handwritten_key_is_refused(ws, old, new, op, message, fix):
+    ws.edit("yaml/handwritten.yaml", old, new)
+    _refused(ws, "yaml/handwritten.yaml", new.strip().split("\n")[-1], op, message, fix)
 
 
 def test_one_impl_for_two_meta_classes_is_refused(ws):

@@ -155,11 +155,14 @@ HANDWRITTEN = """\
   file: csrc/handwritten/indexing_ops.cc
 
 - op: zero_
+  impl: zero_
   guard: first-tensor
   file: csrc/handwritten/fill.cc
 
 - op: fill_.Scalar
-  guard: none
+  impl: fill_
+  guard: first-tensor
+  device_check: no-check
   reason: launches nothing
   file: csrc/handwritten/fill.cc
 """

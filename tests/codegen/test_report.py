@@ -54,7 +54,7 @@ def test_report_markdown(ws):
     assert run.code == 0
     assert "| guard first-tensor |" in run.out
     assert "| add.Tensor | generated | binary | first-tensor | self, other | same-device | - | yaml/ops/binary.yaml:" in run.out
-    assert "| fill_.Tensor | handwritten | - | explicit-arg | self | no-check |" in run.out
+    assert "| fill_.Tensor | handwritten | impl | explicit-arg | self | no-check |" in run.out
 
 
 def test_explain(ws):
@@ -69,7 +69,8 @@ def test_explain(ws):
 def test_explain_handwritten_and_unknown(ws):
     run = ws.run("--explain", "_copy_from")
     assert run.code == 0
-    assert "handwritten in csrc/handwritten/copy.cc" in run.out and "reason:" in run.out
+    assert "handwritten in csrc/handwritten/copy.cc (body flagos::impl::copy_from)" in run.out and "reason:" in run.out
+    assert "  return flagos::impl::copy_from(launch_device, self, dst, non_blocking);" in run.out
     assert ws.run("--explain", "fft_fft").code == 1
     assert ws.run("--explain", "no_such_op").code == 1
 
@@ -126,7 +127,7 @@ def test_report_filters(ws):
     assert "add.Tensor" in {row["op"] for row in rows}
     run = ws.run("--report", "--format", "json", "--file", "copy.cc")
     rows = json.loads(run.out)["ops"]
-    assert rows and all(row["kernel"] == "csrc/handwritten/copy.cc" for row in rows)
+    assert rows and all(row["kernel"].startswith("csrc/handwritten/copy.cc (flagos::impl::") for row in rows)
     run = ws.run("--report", "--file", "no/such.yaml")
     assert run.code == 0 and "no op comes from no/such.yaml" in run.err
     with pytest.raises(SystemExit):

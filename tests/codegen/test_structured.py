@@ -2,7 +2,7 @@
 
 A structured op's wrapper runs ATen's meta class (no registry output rules);
 an op that is not structured calls its `check:` (csrc/generated/op_checks.h);
-a handwritten structured op's generated wrapper calls its body `impl:`
+a handwritten op's generated wrapper calls its body `impl:`
 (csrc/generated/impls.h). Every wrapper makes its launch device current
 before it allocates anything, and every out= or in-place wrapper checks the
 tensors it writes.
@@ -19,11 +19,14 @@ from codegen.registry import Paths, load_registry
 from codegen.schemas import aten_schemas
 
 GUARD = "  const flagos::LaunchGuard launch_guard(launch_device);"
+# A handwritten body composed of other flagos ops (`composite: true`) opens the composite guard instead.
+COMPOSITE_GUARD = "  const flagos::CompositeGuard launch_guard(launch_device);"
 # What allocates a tensor or moves one to a device: each must find the launch device current.
 ALLOCATIONS = ("flagos::empty_on(", "op.meta(", "resize_output(", "on_launch_device(")
 _WRAPPER = re.compile(r"^(?P<declaration>\S[^\n]* (?P<name>wrapper_\w+)\((?P<params>[^\n]*)\)) \{\n(?P<body>.*?)^\}$",
                       re.M | re.S)
-_REGISTRATION = re.compile(r'm\.impl\("(?P<op>[^"]+)", flagos::with_dtype_fallback<"[^"]+", &(?P<wrapper>\w+)>\(\)\);')
+_REGISTRATION = re.compile(r'm\.impl\("(?P<op>[^"]+)", (?:flagos::with_dtype_fallback<"[^"]+", &(?P<wrapper>\w+)>\(\)'
+                           r'|TORCH_FN\((?P<plain>\w+)\))\);')
 
 
 def _wrappers(ws) -> dict[str, str]:
@@ -34,8 +37,10 @@ def _wrappers(ws) -> dict[str, str]:
         for match in _WRAPPER.finditer(text):
             assert match.group("name") not in bodies, match.group("name")
             bodies[match.group("name")] = match.group("body")
-        for match in _REGISTRATION.finditer(text):
-            ops[match.group("op")] = match.group("wrapper")
+        # The PrivateUse1 registrations (matmul also has an AutogradPrivateUse1 wrapper, autograd_wrapper_*).
+        block = text.split("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n")[1].split("\n}")[0]
+        for match in _REGISTRATION.finditer(block):
+            ops[match.group("op")] = match.group("wrapper") or match.group("plain")
     assert sorted(bodies) == sorted(ops.values())  # every wrapper parsed is registered, and only those
     return {op: bodies[wrapper] for op, wrapper in ops.items()}
 
@@ -67,10 +72,11 @@ def test_the_guard_precedes_every_allocation(generated):
     allocator then finds it current) or launches."""
     for op, body in _wrappers(generated).items():
         lines = body.split("\n")
-        assert lines.count(GUARD) == 1, (op, body)
-        at = lines.index(GUARD)
+        guard_line = COMPOSITE_GUARD if COMPOSITE_GUARD in lines else GUARD
+        assert lines.count(guard_line) == 1 and lines.count(GUARD) + lines.count(COMPOSITE_GUARD) == 1, (op, body)
+        at = lines.index(guard_line)
         assert lines[at - 1].startswith("  const flagos::LaunchDevice launch_device = "), (op, body)
-        guard = body.index(GUARD)
+        guard = body.index(guard_line)
         for marker in ALLOCATIONS + ("FLAGOS_GUARDED_LAUNCH(", "flagos::check::", "check_written("):
             found = body.find(marker)
             assert found == -1 or found > guard, (op, marker, body)
@@ -92,11 +98,16 @@ def test_structured_wrappers_run_the_meta_class(generated):
 
 def test_written_tensors_are_checked(generated):
     """Structured out= and in-place wrappers: op.check_written after the meta function; the others:
-    flagos::check_written on each out= argument (or self); functional wrappers write nothing they got."""
+    flagos::check_written on each out= argument (or self); functional wrappers write nothing they got.
+    A handwritten body of an op that is not structured makes its op's own checks (ATen's kernel's,
+    tests/contract/test_errors_at_call.py): its wrapper adds none."""
     schemas = aten_schemas()
     kinds = set()
     for op, body in _wrappers(generated).items():
         schema = schemas.get(op)
+        if schema.structured is None and "return flagos::impl::" in body:
+            assert "check_written(" not in body, (op, body)
+            continue
         written = schema.out_args or (("self",) if schema.inplace else ())
         group = schema.structured
         if group is not None and written:
@@ -191,11 +202,11 @@ def test_impls_declares_each_body_once_with_meta_parameters_and_outputs(generate
     schemas = aten_schemas()
     bodies: dict[str, list[str]] = {}
     for entry in registry.handwritten:
-        if entry.impl is not None:
+        if entry.structured:
             bodies.setdefault(entry.impl, []).append(entry.op)
     assert bodies
     header = generated.read("csrc", "generated", "impls.h")
-    declared = _declared(header)
+    declared = [d for d in _declared(header) if d[0] in bodies]
     assert sorted(name for name, _, _ in declared) == sorted(bodies)  # each body once
     for name, params, ops in declared:
         assert list(ops) == bodies[name]
@@ -206,6 +217,39 @@ def test_impls_declares_each_body_once_with_meta_parameters_and_outputs(generate
     assert ("// gather, gather.out: ATen's at::meta::structured_gather\n"
             "void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, "
             "bool sparse_grad, const at::Tensor & out);\n") in header
+
+
+def test_impls_declares_other_bodies_with_the_ops_arguments(generated):
+    """A body of an op that is not structured takes the launch device, then the op's own arguments
+    (SymInts as integers), and returns its result; functional and out= forms overload one name."""
+    header = generated.read("csrc", "generated", "impls.h")
+    assert ("// nonzero: the op's arguments\n"
+            "at::Tensor nonzero(const LaunchDevice& launch_device, const at::Tensor & self);\n") in header
+    assert ("// nonzero.out: the op's arguments\n"
+            "at::Tensor & nonzero(const LaunchDevice& launch_device, const at::Tensor & self, at::Tensor & out);\n"
+            ) in header
+    assert ("at::Tensor constant_pad_nd(const LaunchDevice& launch_device, const at::Tensor & self, "
+            "at::IntArrayRef pad, const at::Scalar & value);") in header
+    assert ("// matmul: the op's arguments, under AutogradPrivateUse1\n"
+            "at::Tensor matmul_decomposed(const LaunchDevice& launch_device, const at::Tensor & self, "
+            "const at::Tensor & other);") in header
+
+
+def test_handwritten_registrations_follow_the_registry(generated):
+    """composite: a CompositeGuard; dtype_fallback false: TORCH_FN; autograd_impl: a second wrapper
+    under AutogradPrivateUse1; fallthrough: the keys it names."""
+    shards = "".join(generated.read("csrc", "generated", shard_file(i)) for i in range(SHARDS))
+    wrappers = _wrappers(generated)
+    assert COMPOSITE_GUARD in wrappers["_foreach_add_.List"]
+    assert GUARD in wrappers["nonzero"]
+    assert 'm.impl("_copy_from", TORCH_FN(wrapper__copy_from));' in shards
+    assert "flagos::check_same_device" not in wrappers["_copy_from"]  # no-check
+    autograd = shards.split("TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {\n")[1].split("\n}")[0]
+    assert 'm.impl("matmul", flagos::with_dtype_fallback<"matmul", &autograd_wrapper_matmul>());' in autograd
+    assert "  return flagos::impl::matmul_decomposed(launch_device, self, other);" in shards
+    for key in ("Conjugate", "Negative"):
+        assert shards.count(f"TORCH_LIBRARY_IMPL(aten, {key}, m) {{") == 2  # _copy_from and _copy_from_and_resize
+    assert 'm.impl("_copy_from", torch::CppFunction::makeFallthrough());' in shards
 
 
 def test_a_body_takes_one_output_per_out_argument_of_its_group(ws):
@@ -245,12 +289,14 @@ def test_impl_wrappers_call_their_body(generated):
     schemas = aten_schemas()
     wrappers = _wrappers(generated)
     for entry in registry.handwritten:
-        if entry.impl is None:
-            continue
         body = wrappers[entry.op]
-        group = schemas.get(entry.op).structured
-        outputs = (group.outputs if group.kind != "functional"
-                   else tuple(f"op.outputs[{i}]" for i in range(len(group.outputs))))
-        call = f"  flagos::impl::{entry.impl}(launch_device, {', '.join(group.meta_args + outputs)});"
-        assert body.split("\n").count(call) == 1, (entry.op, body)
+        if entry.structured:
+            group = schemas.get(entry.op).structured
+            outputs = (group.outputs if group.kind != "functional"
+                       else tuple(f"op.outputs[{i}]" for i in range(len(group.outputs))))
+            call = f"  flagos::impl::{entry.impl}(launch_device, {', '.join(group.meta_args + outputs)});"
+            assert body.split("\n").count(call) == 1, (entry.op, body)
+        else:  # the op's own arguments, after the launch device
+            call = f"  return flagos::impl::{entry.impl}(launch_device, "
+            assert sum(line.startswith(call) for line in body.split("\n")) == 1, (entry.op, body)
         assert "FLAGOS_GUARDED_LAUNCH" not in body
