@@ -184,6 +184,57 @@ def test_trainer_without_the_integration_moves_the_model_to_the_cpu(tmp_path, in
     assert devices_of(trainer.model) == {"cpu"}
 
 
+# safetensors
+
+
+@pytest.fixture
+def saved_tensors(tmp_path):
+    from safetensors.torch import save_file
+
+    path = tmp_path / "tensors.safetensors"
+    save_file({"weight": torch.arange(6.0).reshape(2, 3)}, path)
+    return path
+
+
+@pytest.mark.parametrize("device, expected", [
+    ("flagos:1", "flagos:1"), (torch.device("flagos", 3), "flagos:3"), ("flagos", "flagos:2"),  # current
+    ("cpu", "cpu"), (1, "flagos:1"),
+])
+def test_safetensors_load_file_takes_a_flagos_device(saved_tensors, device, expected):
+    import safetensors.torch
+
+    torch.flagos.set_device(2)
+    loaded = safetensors.torch.load_file(saved_tensors, device=device)["weight"]
+    assert str(loaded.device) == expected
+    assert torch.equal(loaded.cpu(), torch.arange(6.0).reshape(2, 3))
+
+
+def test_safetensors_load_file_without_the_integration_rejects_flagos(saved_tensors, integration_off):
+    import safetensors.torch
+
+    with pytest.raises(Exception, match="device flagos:1 is invalid"):
+        safetensors.torch.load_file(saved_tensors, device="flagos:1")
+
+
+def test_diffusers_group_offloading_to_disk_onloads_on_flagos(tmp_path):
+    torch.manual_seed(0)
+    model = diffusers.AutoencoderKL(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",),
+                                    up_block_types=("UpDecoderBlock2D",), block_out_channels=(8,),
+                                    latent_channels=4, norm_num_groups=4, sample_size=8).eval()
+    image = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = model(image).sample
+    # diffusers reloads onto the device type (load_file(device="flagos")), so the current device, as on CUDA.
+    torch.flagos.set_device(1)
+    model.enable_group_offload(torch.device("flagos", 1), offload_type="block_level", num_blocks_per_group=1,
+                               offload_to_disk_path=str(tmp_path))
+    torch_fl.sim.reset_stats()
+    with torch.no_grad():
+        out = model(image.to("flagos:1")).sample
+    assert torch_fl.sim.stats()["launches"].get(1, 0) > 0
+    torch.testing.assert_close(out.cpu(), expected, atol=1e-5, rtol=1e-5)
+
+
 # diffusers
 
 

@@ -5,7 +5,7 @@ and take the CPU, without a word, for any other: accelerate's
 ``get_max_memory()`` reports no flagos device, so ``device_map="auto"`` and
 ``"balanced"`` put every module on the CPU, ``Accelerator().device`` is the
 CPU, and transformers' ``Trainer`` moves a flagos model back to the CPU.
-Three functions decide this; each is wrapped when its module is imported
+A few functions decide this; each is wrapped when its module is imported
 (or at once, if the module was imported before torch_fl):
 
 - ``accelerate.utils.modeling.get_max_memory``: the flagos devices' free
@@ -15,6 +15,9 @@ Three functions decide this; each is wrapped when its module is imported
   under a launcher, else the current flagos device.
 - ``transformers.training_args.TrainingArguments._setup_devices``:
   accelerate's device instead of the CPU.
+- ``safetensors.torch.load_file``: ``device="flagos:1"`` (diffusers' disk
+  offloading, ``from_pretrained(device_map="flagos")``) as the index 1, the
+  one form of a device safetensors takes that names no device type.
 
 diffusers needs nothing of its own: it finds the device through
 ``torch.accelerator`` and the memory through accelerate. Each wrapper does
@@ -37,7 +40,7 @@ OFF_VARIABLE = "FLAGOS_HF_INTEGRATION"
 
 # The releases whose sources the wrappers were written against and tested
 # with (tests/integrations); another minor release warns once.
-CHECKED_VERSIONS = {"accelerate": "1.15", "transformers": "5.24", "diffusers": "0.42"}
+CHECKED_VERSIONS = {"accelerate": "1.15", "transformers": "5.24", "diffusers": "0.42", "safetensors": "0.8"}
 
 
 def enabled() -> bool:
@@ -119,11 +122,35 @@ def _wrap_setup_devices(training_args) -> None:
     arguments._setup_devices = wrapped
 
 
+def _device_for_safetensors(device):
+    """safetensors' Rust side takes only the device names it knows (cpu, cuda, npu, mps, ...) or an
+    integer, which torch reads as that index of the accelerator: flagos:i becomes i."""
+    if isinstance(device, (str, torch.device)) and _flagos_is_the_accelerator():
+        try:
+            parsed = torch.device(device)
+        except RuntimeError:
+            return device
+        if parsed.type == "flagos":
+            return torch.flagos.current_device() if parsed.index is None else parsed.index
+    return device
+
+
+def _wrap_load_file(safetensors_torch) -> None:
+    library_load_file = safetensors_torch.load_file
+
+    @functools.wraps(library_load_file)
+    def load_file(filename, device="cpu", **kwargs):
+        return library_load_file(filename, _device_for_safetensors(device), **kwargs)
+
+    _replace_everywhere(library_load_file, load_file)
+
+
 # module -> the wrapper it needs
 _WRAPPERS = {
     "accelerate.utils.modeling": _wrap_get_max_memory,
     "accelerate.state": _wrap_default_device,
     "transformers.training_args": _wrap_setup_devices,
+    "safetensors.torch": _wrap_load_file,
 }
 _wrapped = set()
 # Modules that were still executing when torch_fl was imported (their own
