@@ -6,6 +6,7 @@ same checks find the CPU, which is what users saw."""
 
 from __future__ import annotations
 
+import json
 import socket
 import warnings
 
@@ -182,6 +183,56 @@ def test_trainer_without_the_integration_moves_the_model_to_the_cpu(tmp_path, in
     model = transformers.LlamaForCausalLM(small_llama_config()).to("flagos:1")
     trainer = transformers.Trainer(model=model, args=args, train_dataset=token_batches())
     assert devices_of(trainer.model) == {"cpu"}
+
+
+# A Trainer script, started by torchrun on two processes. Each rank trains on
+# its own data: only synchronized gradients end with the same weights.
+TRAINER_RANK = """
+import json, os, sys
+import torch, torch_fl, transformers
+
+rank = int(os.environ["RANK"])
+config = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+torch.manual_seed(0)
+model = transformers.LlamaForCausalLM(config)
+generator = torch.Generator().manual_seed(10 + rank)
+data = [{"input_ids": ids, "labels": ids} for ids in torch.randint(0, 64, (8, 6), generator=generator)]
+args = transformers.TrainingArguments(output_dir=sys.argv[1], max_steps=3, per_device_train_batch_size=2,
+                                      learning_rate=1e-2, report_to=[], save_strategy="no", logging_strategy="no",
+                                      dataloader_pin_memory=False, optim="adamw_torch")
+trainer = transformers.Trainer(model=model, args=args, train_dataset=data)
+torch_fl.sim.reset_stats()
+trainer.train()
+torch.save(trainer.model.lm_head.weight.detach().cpu(), os.path.join(sys.argv[1], f"{rank}.pt"))
+with open(os.path.join(sys.argv[1], f"{rank}.json"), "w") as out:
+    json.dump({"device": str(args.device), "parameters": sorted({str(p.device) for p in trainer.model.parameters()}),
+               "wrapper": type(trainer.model_wrapped).__name__,
+               "launches": {str(d): n for d, n in torch_fl.sim.stats()["launches"].items() if n}}, out)
+"""
+
+
+def train_on_two_processes(fresh_python, tmp_path, env=None):
+    (tmp_path / "rank.py").write_text(TRAINER_RANK)
+    fresh_python("import sys; from torch.distributed.run import main; main(sys.argv[1:])",
+                 "--nproc-per-node", "2", "--master-port", str(free_port()), "rank.py", str(tmp_path), env=env)
+    ranks = [json.loads((tmp_path / f"{rank}.json").read_text()) for rank in (0, 1)]
+    weights = [torch.load(tmp_path / f"{rank}.pt") for rank in (0, 1)]
+    return ranks, weights
+
+
+def test_trainer_on_two_processes_trains_data_parallel_on_each_ranks_device(fresh_python, tmp_path):
+    ranks, weights = train_on_two_processes(fresh_python, tmp_path)
+    for rank, result in enumerate(ranks):
+        assert result == {"device": f"flagos:{rank}", "parameters": [f"flagos:{rank}"],
+                          "wrapper": "DistributedDataParallel", "launches": {str(rank): result["launches"][str(rank)]}}
+    torch.testing.assert_close(weights[0], weights[1], atol=0, rtol=0)
+
+
+def test_trainer_on_two_processes_without_the_integration_trains_each_alone_on_the_cpu(fresh_python, tmp_path):
+    ranks, weights = train_on_two_processes(fresh_python, tmp_path, env={"FLAGOS_HF_INTEGRATION": "0"})
+    assert [(r["device"], r["wrapper"], r["launches"]) for r in ranks] == [("cpu", "LlamaForCausalLM", {})] * 2
+    assert not torch.equal(weights[0], weights[1])
 
 
 # safetensors
