@@ -108,3 +108,20 @@ def test_transformers_tree_links_installed_package(tmp_path):
             assert not link.exists()
         else:
             assert link.resolve() == Path(transformers.__file__).resolve().parent
+
+
+def test_tolerance_edit_gives_flagos_npus_tolerances(tmp_path, capsys):
+    (path, before, after), = runner.TOLERANCE_EDITS["transformers"]
+    lines = ['if torch_device in ["cpu", "cuda"]:\n', f"{before}\n", "else:\n"]
+    common = tmp_path / path
+    common.parent.mkdir(parents=True)
+    common.write_text("".join(lines))
+    assert runner.apply_edit(common, before, after)
+    assert common.read_text() == "".join([lines[0], f"{after}\n", lines[2]])
+    assert runner.apply_edit(common, before, after)  # a second copy leaves it as it is
+    assert common.read_text().count("flagos") == 1
+    # Negative control: a file without that line (another release) is left alone, with a warning.
+    other = tmp_path / "other.py"
+    other.write_text(lines[0])
+    assert not runner.apply_edit(other, before, after)
+    assert other.read_text() == lines[0] and "TOLERANCE_EDITS" in capsys.readouterr().err

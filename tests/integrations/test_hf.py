@@ -6,6 +6,7 @@ same checks find the CPU, which is what users saw."""
 
 from __future__ import annotations
 
+import json
 import socket
 import warnings
 
@@ -184,6 +185,107 @@ def test_trainer_without_the_integration_moves_the_model_to_the_cpu(tmp_path, in
     model = transformers.LlamaForCausalLM(small_llama_config()).to("flagos:1")
     trainer = transformers.Trainer(model=model, args=args, train_dataset=token_batches())
     assert devices_of(trainer.model) == {"cpu"}
+
+
+# A Trainer script, started by torchrun on two processes. Each rank trains on
+# its own data: only synchronized gradients end with the same weights.
+TRAINER_RANK = """
+import json, os, sys
+import torch, torch_fl, transformers
+
+rank = int(os.environ["RANK"])
+config = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+torch.manual_seed(0)
+model = transformers.LlamaForCausalLM(config)
+generator = torch.Generator().manual_seed(10 + rank)
+data = [{"input_ids": ids, "labels": ids} for ids in torch.randint(0, 64, (8, 6), generator=generator)]
+args = transformers.TrainingArguments(output_dir=sys.argv[1], max_steps=3, per_device_train_batch_size=2,
+                                      learning_rate=1e-2, report_to=[], save_strategy="no", logging_strategy="no",
+                                      dataloader_pin_memory=False, optim="adamw_torch")
+trainer = transformers.Trainer(model=model, args=args, train_dataset=data)
+torch_fl.sim.reset_stats()
+trainer.train()
+torch.save(trainer.model.lm_head.weight.detach().cpu(), os.path.join(sys.argv[1], f"{rank}.pt"))
+with open(os.path.join(sys.argv[1], f"{rank}.json"), "w") as out:
+    json.dump({"device": str(args.device), "parameters": sorted({str(p.device) for p in trainer.model.parameters()}),
+               "wrapper": type(trainer.model_wrapped).__name__,
+               "launches": {str(d): n for d, n in torch_fl.sim.stats()["launches"].items() if n}}, out)
+"""
+
+
+def train_on_two_processes(fresh_python, tmp_path, env=None):
+    (tmp_path / "rank.py").write_text(TRAINER_RANK)
+    fresh_python("import sys; from torch.distributed.run import main; main(sys.argv[1:])",
+                 "--nproc-per-node", "2", "--master-port", str(free_port()), "rank.py", str(tmp_path), env=env)
+    ranks = [json.loads((tmp_path / f"{rank}.json").read_text()) for rank in (0, 1)]
+    weights = [torch.load(tmp_path / f"{rank}.pt") for rank in (0, 1)]
+    return ranks, weights
+
+
+def test_trainer_on_two_processes_trains_data_parallel_on_each_ranks_device(fresh_python, tmp_path):
+    ranks, weights = train_on_two_processes(fresh_python, tmp_path)
+    for rank, result in enumerate(ranks):
+        assert result == {"device": f"flagos:{rank}", "parameters": [f"flagos:{rank}"],
+                          "wrapper": "DistributedDataParallel", "launches": {str(rank): result["launches"][str(rank)]}}
+    torch.testing.assert_close(weights[0], weights[1], atol=0, rtol=0)
+
+
+def test_trainer_on_two_processes_without_the_integration_trains_each_alone_on_the_cpu(fresh_python, tmp_path):
+    ranks, weights = train_on_two_processes(fresh_python, tmp_path, env={"FLAGOS_HF_INTEGRATION": "0"})
+    assert [(r["device"], r["wrapper"], r["launches"]) for r in ranks] == [("cpu", "LlamaForCausalLM", {})] * 2
+    assert not torch.equal(weights[0], weights[1])
+
+
+# safetensors
+
+
+@pytest.fixture
+def saved_tensors(tmp_path):
+    from safetensors.torch import save_file
+
+    path = tmp_path / "tensors.safetensors"
+    save_file({"weight": torch.arange(6.0).reshape(2, 3)}, path)
+    return path
+
+
+@pytest.mark.parametrize("device, expected", [
+    ("flagos:1", "flagos:1"), (torch.device("flagos", 3), "flagos:3"), ("flagos", "flagos:2"),  # current
+    ("cpu", "cpu"), (1, "flagos:1"),
+])
+def test_safetensors_load_file_takes_a_flagos_device(saved_tensors, device, expected):
+    import safetensors.torch
+
+    torch.flagos.set_device(2)
+    loaded = safetensors.torch.load_file(saved_tensors, device=device)["weight"]
+    assert str(loaded.device) == expected
+    assert torch.equal(loaded.cpu(), torch.arange(6.0).reshape(2, 3))
+
+
+def test_safetensors_load_file_without_the_integration_rejects_flagos(saved_tensors, integration_off):
+    import safetensors.torch
+
+    with pytest.raises(Exception, match="device flagos:1 is invalid"):
+        safetensors.torch.load_file(saved_tensors, device="flagos:1")
+
+
+def test_diffusers_group_offloading_to_disk_onloads_on_flagos(tmp_path):
+    torch.manual_seed(0)
+    model = diffusers.AutoencoderKL(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",),
+                                    up_block_types=("UpDecoderBlock2D",), block_out_channels=(8,),
+                                    latent_channels=4, norm_num_groups=4, sample_size=8).eval()
+    image = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = model(image).sample
+    # diffusers reloads onto the device type (load_file(device="flagos")), so the current device, as on CUDA.
+    torch.flagos.set_device(1)
+    model.enable_group_offload(torch.device("flagos", 1), offload_type="block_level", num_blocks_per_group=1,
+                               offload_to_disk_path=str(tmp_path))
+    torch_fl.sim.reset_stats()
+    with torch.no_grad():
+        out = model(image.to("flagos:1")).sample
+    assert torch_fl.sim.stats()["launches"].get(1, 0) > 0
+    torch.testing.assert_close(out.cpu(), expected, atol=1e-5, rtol=1e-5)
 
 
 # diffusers

@@ -5,16 +5,21 @@ and take the CPU, without a word, for any other: accelerate's
 ``get_max_memory()`` reports no flagos device, so ``device_map="auto"`` and
 ``"balanced"`` put every module on the CPU, ``Accelerator().device`` is the
 CPU, and transformers' ``Trainer`` moves a flagos model back to the CPU.
-Three functions decide this; each is wrapped when its module is imported
+A few functions decide this; each is wrapped when its module is imported
 (or at once, if the module was imported before torch_fl):
 
 - ``accelerate.utils.modeling.get_max_memory``: the flagos devices' free
   memory under integer keys, as accelerate reports GPUs (``torch.device(i)``
   is ``flagos:i`` while flagos is torch's accelerator).
 - ``accelerate.state.PartialState.default_device``: ``flagos:LOCAL_RANK``
-  under a launcher, else the current flagos device.
+  under a launcher, else the current flagos device;
+  ``PartialState._prepare_backend`` and ``set_device``: under a launcher,
+  data-parallel training over hccl (MULTI_NPU) on ``flagos:LOCAL_RANK``.
 - ``transformers.training_args.TrainingArguments._setup_devices``:
   accelerate's device instead of the CPU.
+- ``safetensors.torch.load_file``: ``device="flagos:1"`` (diffusers' disk
+  offloading, ``from_pretrained(device_map="flagos")``) as the index 1, the
+  one form of a device safetensors takes that names no device type.
 
 diffusers needs nothing of its own: it finds the device through
 ``torch.accelerator`` and the memory through accelerate. Each wrapper does
@@ -37,7 +42,7 @@ OFF_VARIABLE = "FLAGOS_HF_INTEGRATION"
 
 # The releases whose sources the wrappers were written against and tested
 # with (tests/integrations); another minor release warns once.
-CHECKED_VERSIONS = {"accelerate": "1.15", "transformers": "5.24", "diffusers": "0.42"}
+CHECKED_VERSIONS = {"accelerate": "1.15", "transformers": "5.24", "diffusers": "0.42", "safetensors": "0.8"}
 
 
 def enabled() -> bool:
@@ -88,15 +93,51 @@ def _wrap_default_device(state) -> None:
         if device.type != "cpu" or not _flagos_is_the_accelerator():
             return device
         if int(os.environ.get("WORLD_SIZE", 1)) > 1 and getattr(self, "distributed_type", None) == "NO":
-            warnings.warn("accelerate runs this multi-process job as independent processes on flagos (it knows "
-                          "no distributed flagos type): nothing synchronizes gradients. Wrap the model in "
-                          "DistributedDataParallel yourself ('hccl' backend, docs/distributed.md)", stacklevel=2)
+            # Only with a backend other than hccl: _prepare_backend below takes MULTI_NPU otherwise.
+            warnings.warn(f"accelerate runs this multi-process job as independent processes on flagos (backend "
+                          f"{getattr(self, 'backend', None)!r}): nothing synchronizes gradients. Leave the backend "
+                          f"unset or 'hccl' (docs/huggingface.md)", stacklevel=2)
         local_rank = int(os.environ.get("LOCAL_RANK", -1))
         index = local_rank % torch.flagos.device_count() if local_rank != -1 else torch.flagos.current_device()
         return torch.device("flagos", index)
 
     default_device.__doc__ = library_default_device.__doc__
     state.PartialState.default_device = property(default_device)
+
+
+def _wrap_distributed_type(state) -> None:
+    """Under a launcher (LOCAL_RANK set), accelerate picks a distributed type and a backend only for the
+    accelerators it names; for any other it runs each process on its own and nothing synchronizes
+    gradients. On flagos this takes MULTI_NPU with hccl: flagos stands for Ascend NPUs, and accelerate
+    treats that type device-generically (DDP with device_ids=[local rank], barriers, RNG broadcast) except
+    where it calls torch.npu to make the device current, which set_device below does with torch.flagos."""
+    partial_state = state.PartialState
+    multi_npu = state.DistributedType.MULTI_NPU
+    library_prepare_backend = partial_state._prepare_backend
+    library_set_device = partial_state.set_device
+
+    def _prepare_backend(self, cpu=False, sagemaker_dp=False, backend=None):
+        chosen, distributed_type = library_prepare_backend(self, cpu, sagemaker_dp, backend)
+        if (distributed_type == "NO" and not cpu and not sagemaker_dp and backend in (None, "hccl")
+                and int(os.environ.get("LOCAL_RANK", -1)) != -1 and _flagos_is_the_accelerator()):
+            return "hccl", multi_npu
+        return chosen, distributed_type
+
+    def set_device(self) -> None:
+        if self.device is None and self.distributed_type == multi_npu and _flagos_is_the_accelerator():
+            self.device = torch.device("flagos", self.local_process_index % torch.flagos.device_count())
+            torch.flagos.set_device(self.device)
+            return
+        library_set_device(self)
+
+    for wrapper, library in ((_prepare_backend, library_prepare_backend), (set_device, library_set_device)):
+        functools.update_wrapper(wrapper, library)
+        setattr(partial_state, library.__name__, wrapper)
+
+
+def _wrap_state(state) -> None:
+    _wrap_default_device(state)
+    _wrap_distributed_type(state)
 
 
 def _wrap_setup_devices(training_args) -> None:
@@ -119,11 +160,35 @@ def _wrap_setup_devices(training_args) -> None:
     arguments._setup_devices = wrapped
 
 
+def _device_for_safetensors(device):
+    """safetensors' Rust side takes only the device names it knows (cpu, cuda, npu, mps, ...) or an
+    integer, which torch reads as that index of the accelerator: flagos:i becomes i."""
+    if isinstance(device, (str, torch.device)) and _flagos_is_the_accelerator():
+        try:
+            parsed = torch.device(device)
+        except RuntimeError:
+            return device
+        if parsed.type == "flagos":
+            return torch.flagos.current_device() if parsed.index is None else parsed.index
+    return device
+
+
+def _wrap_load_file(safetensors_torch) -> None:
+    library_load_file = safetensors_torch.load_file
+
+    @functools.wraps(library_load_file)
+    def load_file(filename, device="cpu", **kwargs):
+        return library_load_file(filename, _device_for_safetensors(device), **kwargs)
+
+    _replace_everywhere(library_load_file, load_file)
+
+
 # module -> the wrapper it needs
 _WRAPPERS = {
     "accelerate.utils.modeling": _wrap_get_max_memory,
-    "accelerate.state": _wrap_default_device,
+    "accelerate.state": _wrap_state,
     "transformers.training_args": _wrap_setup_devices,
+    "safetensors.torch": _wrap_load_file,
 }
 _wrapped = set()
 # Modules that were still executing when torch_fl was imported (their own
