@@ -8,6 +8,7 @@ import pytest
 
 # neg is structured in torch (ATen's meta function computes its output): no `out:`.
 NEG = """- op: neg
+  variants: [functional, inplace, out]
   shape: unary
   launch: aclnnNeg(self, out)
   guard: first-tensor
@@ -15,8 +16,10 @@ NEG = """- op: neg
 
 # relu is not structured: its entry keeps the registry's output rules.
 RELU = """- op: relu
+  variants: [functional, inplace]
   shape: unary
   launch: aclnnRelu(self, out)
+  inplace_launch: aclnnInplaceRelu(self)
   out:
     size: self
     dtype: self
@@ -27,7 +30,8 @@ RELU = """- op: relu
 
 CASES = {
     # name: (file, old, new, needle locating the reported line, op, message fragment)
-    "yaml syntax": ("yaml/ops/unary.yaml", "- op: exp\n  shape: unary", "- op: exp\n  shape: [unary",
+    "yaml syntax": ("yaml/ops/unary.yaml", "- op: exp\n  variants: [functional, inplace, out]\n  shape: unary",
+                    "- op: exp\n  variants: [functional, inplace, out]\n  shape: [unary",
                     None, None, "YAML syntax error"),
     "unknown key": ("yaml/ops/unary.yaml", NEG, NEG.replace("  guard:", "  guards: first-tensor\n  guard:"),
                     "guards:", "neg", "unknown key `guards`"),
@@ -37,10 +41,10 @@ CASES = {
         "yaml/ops/unary.yaml", NEG, NEG.replace("guard: first-tensor", "guard: explicit-arg\n  guard_arg: input"),
         "guard_arg: input", "neg", "guard_arg `input` is not an argument of neg"),
     "explicit-arg, not a tensor or device": (
-        "yaml/ops/binary.yaml", "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"
-        "  guard: first-tensor\n\n- op: add_.Tensor",
-        "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"
-        "  guard: explicit-arg\n  guard_arg: alpha\n\n- op: add_.Tensor",
+        "yaml/ops/binary.yaml", "  inplace_wrapped_number: aclnnInplaceAdds(self, item(other), alpha)\n"
+        "  guard: first-tensor\n\n- op: sub.Tensor",
+        "  inplace_wrapped_number: aclnnInplaceAdds(self, item(other), alpha)\n"
+        "  guard: explicit-arg\n  guard_arg: alpha\n\n- op: sub.Tensor",
         "guard_arg: alpha", "add.Tensor", "neither a tensor, a tensor list nor a device"),
     "first-tensor without tensors": (
         "yaml/ops/factory.yaml", "  guard: explicit-arg\n  guard_arg: device\n\n- op: zeros",
@@ -87,6 +91,22 @@ CASES = {
         "direction: out", None, "unknown key `direction`"),
     "unknown rule": ("yaml/ops/unary.yaml", RELU, RELU.replace("size: self", "size: broadcast(self)"),
                      "size: broadcast(self)", "relu", "takes 2 argument(s), not 1"),
+    # families: one entry, its forms under `variants`
+    "unknown variant": ("yaml/ops/unary.yaml", NEG, NEG.replace("inplace, out]", "inplace, outt]"),
+                        "outt]", "neg", "`variants` must list forms among functional, inplace, out, each once"),
+    "variant twice": ("yaml/ops/unary.yaml", NEG, NEG.replace("inplace, out]", "inplace, inplace]"),
+                      "inplace, inplace]", "neg", "`variants` must list forms among functional, inplace, out"),
+    "variant torch lacks": ("yaml/ops/unary.yaml", RELU, RELU.replace("[functional, inplace]", "[functional, out]"),
+                            "variants: [functional, out]", "relu",
+                            "has no out form of relu (it has: functional, inplace)"),
+    "family named by its in-place form": ("yaml/ops/unary.yaml", NEG, NEG.replace("op: neg", "op: neg_"),
+                                          "op: neg_", "neg_", "neg_ is not the functional form of its family"),
+    "inplace_launch without the in-place form": (
+        "yaml/ops/unary.yaml", RELU, RELU.replace("[functional, inplace]", "[functional]"),
+        "inplace_launch:", "relu", "`inplace_launch` without an in-place form"),
+    "inplace_launch outside a family": (
+        "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
+        "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),
 }
 
 
@@ -182,23 +202,40 @@ def _refused(ws, file: str, needle: str, op: str, message: str, fix: str, before
 # An `out:` rule on a structured op of each kind: functional (one output, several), out=, in place.
 STRUCTURED_OUT = {
     # name: (file, entry head the rule is added after, op, meta class, the outputs the fix names)
-    "functional": ("yaml/ops/unary.yaml", "- op: neg\n  shape: unary\n  launch: aclnnNeg(self, out)\n",
-                   "neg", "at::meta::structured_neg", "out"),
+    "functional": ("yaml/ops/unary.yaml", "- op: neg\n  variants: [functional, inplace, out]\n  shape: unary\n"
+                   "  launch: aclnnNeg(self, out)\n", "neg", "at::meta::structured_neg", "out"),
     "several outputs": ("yaml/ops/reduction_more.yaml",
-                        "- op: max.dim\n  shape: general\n  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
+                        "- op: max.dim\n  variants: [functional, out]\n  shape: general\n"
+                        "  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
                         "max.dim", "at::meta::structured_max_dim", "values, indices"),
-    "out=": ("yaml/ops/reduction_more.yaml",
-             "- op: max.dim_max\n  shape: general\n  launch: aclnnMaxDim(self, dim, keepdim, max, max_values)\n",
-             "max.dim_max", "at::meta::structured_max_dim", "max, max_values"),
+    "out=": ("yaml/ops/binary_math.yaml",
+             "- op: pow.Tensor_Tensor_out\n  shape: out\n  launch: aclnnPowTensorTensor(self, exponent, out)\n",
+             "pow.Tensor_Tensor_out", "at::meta::structured_pow_Tensor_Tensor", "out"),
+    # a family's out= form takes the functional form's rules without their dtype: still refused
+    "out= of a family": ("yaml/ops/reduction_more.yaml",
+                         "- op: max.dim\n  variants: [functional, out]\n  shape: general\n"
+                         "  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
+                         "max.dim_max", "at::meta::structured_max_dim", "max, max_values"),
+    # mul_.Tensor out of mul's family, as an entry of its own (a family's in-place form has no rules)
     "in place": ("yaml/ops/binary.yaml",
                  "- op: mul_.Tensor\n  shape: inplace\n  launch: aclnnInplaceMul(self, other)\n",
                  "mul_.Tensor", "at::meta::structured_mul_Tensor", "self"),
+}
+# Edits made before the rule is added: (file, old, new) each.
+STRUCTURED_OUT_SETUP = {
+    "in place": [("yaml/ops/binary.yaml", "- op: mul.Tensor\n  variants: [functional, inplace, out]\n",
+                  "- op: mul_.Tensor\n  shape: inplace\n  launch: aclnnInplaceMul(self, other)\n"
+                  "  guard: first-tensor\n\n- op: mul.Tensor\n  variants: [functional, out]\n"),
+                 ("yaml/ops/binary.yaml", "  inplace_launch: aclnnInplaceMul(self, other)\n"
+                  "  inplace_wrapped_number: aclnnInplaceMuls(self, item(other))\n", "")],
 }
 
 
 @pytest.mark.parametrize("case", sorted(STRUCTURED_OUT))
 def test_structured_op_with_out_rules_is_refused(ws, case):
     file, head, op, meta, outputs = STRUCTURED_OUT[case]
+    for edit in STRUCTURED_OUT_SETUP.get(case, []):
+        ws.edit(*edit)
     assert ws.run().code == 0
     before = _snapshot(ws)
     ws.edit(file, head, head + "  out:  # the refused rules\n    size: self\n    dtype: self\n")
@@ -209,7 +246,7 @@ def test_structured_op_with_out_rules_is_refused(ws, case):
 
 
 def test_check_on_a_structured_op_is_refused(ws):
-    head = "- op: neg\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
+    head = "- op: neg\n  variants: [functional, inplace, out]\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
     ws.edit("yaml/ops/unary.yaml", head, head + "  check: neg\n")
     _refused(ws, "yaml/ops/unary.yaml", "check: neg", "neg",
              f"neg is structured in torch {_torch()}: its meta function (at::meta::structured_neg) checks its "
@@ -261,3 +298,40 @@ def test_one_impl_in_two_files_is_refused(ws):
     _refused(ws, "yaml/handwritten.yaml", "- op: gather.out", "gather.out",
              f"impl gather is defined in csrc/handwritten/indexing_ops.cc (yaml/handwritten.yaml:{gather})",
              "write `file: csrc/handwritten/indexing_ops.cc`")
+
+
+def test_family_forms_are_reported_by_their_own_names(ws):
+    """A problem of one form (neg.out is structured: `out:` rules are refused) names that form, at the
+    family entry's line; a problem of the shared launch is reported once, for the functional form."""
+    ws.edit("yaml/ops/unary.yaml", NEG, NEG.replace("aclnnNeg(self, out)", "aclnnNeg(self)"))
+    run = ws.run()
+    assert run.code == 2
+    line = ws.line_of("yaml/ops/unary.yaml", "aclnnNeg(self)")
+    reported = [e for e in run.err.split("\n") if "aclnnNeg takes 2 argument(s)" in e]
+    assert reported == [f"yaml/ops/unary.yaml:{line}: neg: launch: aclnnNeg takes 2 argument(s), the launch passes 1"]
+
+
+def test_family_fix_names_the_functional_overload(ws):
+    ws.edit("yaml/ops/unary.yaml", NEG, NEG.replace("op: neg", "op: neg.out"))
+    _refused(ws, "yaml/ops/unary.yaml", "op: neg.out", "neg.out", "neg.out is not the functional form of its family",
+             "name the functional overload (`op: neg`) and list the forms under `variants`")
+
+
+@pytest.mark.parametrize("op, forms", [
+    ("atan2", ("atan2", "atan2_", "atan2.out")),
+    ("fmod.Tensor", ("fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out")),
+    ("max.dim", ("max.dim", "max.dim_max")),
+])
+def test_family_forms_take_torchs_overload_names(ws, op, forms):
+    """Each form is registered under the overload torchgen groups with the functional one."""
+    from codegen.registry import Paths, load_registry
+
+    ops = {entry.op: entry for entry in load_registry(Paths(ws.root)).ops}
+    assert set(forms) <= set(ops)
+    assert len({ops[form].loc for form in forms}) == 1  # one entry
+    # Negative control: a family without its in-place form registers no in-place op.
+    if len(forms) == 3:
+        file = ops[op].loc.file
+        ws.edit(file, f"- op: {op}\n  variants: [functional, inplace, out]\n", f"- op: {op}\n  variants: [functional, out]\n")
+        ops = {entry.op for entry in load_registry(Paths(ws.root)).ops}
+        assert forms[1] not in ops and forms[2] in ops
