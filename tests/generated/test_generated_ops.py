@@ -80,13 +80,14 @@ def _accepts_python_number(op: str, shape: str) -> bool:
     return True
 
 
-# ---- elementwise math (yaml/ops/unary_math.yaml, binary_math.yaml, activation_backward.yaml,
-# selection.yaml) ----
+# ---- elementwise math (yaml/ops/unary.yaml, unary_math.yaml, binary_math.yaml, scalar.yaml,
+# activation_backward.yaml, selection.yaml; their in-place and out= forms are forms of their families) ----
 # Their inputs are built from the schema: every Tensor argument a sample
 # (self full size; the others also broadcast), every Scalar a value by name,
 # integers for the bitwise ops, a domain per op, and out= forms an `out` of
 # the matching dtype.
-_ELEMENTWISE_FILES = ("unary_math.yaml", "binary_math.yaml", "activation_backward.yaml", "selection.yaml")
+_ELEMENTWISE_FILES = ("unary.yaml", "unary_math.yaml", "binary_math.yaml", "scalar.yaml", "activation_backward.yaml",
+                      "selection.yaml")
 _INTEGER_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 _POSITIVE_OPS = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow")
 _UNIT_OPS = ("asin", "acos")  # |x| < 1
