@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from codegen.errors import Problems
-from codegen.exprs import PARAM_TYPES, TENSOR_TYPES, ExprError, parse_expr, parse_launch, show
+from codegen.exprs import PARAM_TYPES, TENSOR_TYPES, ExprError, literal_problem, parse_expr, parse_launch, show
 from codegen.model import (
     AclnnParam,
     Or,
@@ -20,6 +20,7 @@ from codegen.model import (
     Call,
     DeviceCheck,
     DevicePolicy,
+    Enum,
     Guard,
     HandwrittenEntry,
     Launch,
@@ -44,7 +45,9 @@ from codegen.shapes import SHAPES
 from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml_document
 
 OP_KEYS = ("op", "variants", "shape", "launch", "wrapped_number", "inplace_launch", "inplace_wrapped_number", "out",
-           "check", "guard", "guard_arg", "device_check", "reason")
+           "alternate", "enums", "check", "guard", "guard_arg", "device_check", "reason")
+ALTERNATE_KEYS = ("when", "launch")
+_ENUM_STRING = re.compile(r"[A-Za-z0-9_]{1,32}", re.ASCII)  # a string ATen accepts, a string code
 # The forms of an op family, as torchgen groups them (NativeFunctionsGroup).
 VARIANTS = ("functional", "inplace", "out")
 FAMILY_KEYS = ("variants", "inplace_launch", "inplace_wrapped_number")
@@ -480,6 +483,8 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
             problems.add(Location(shown, entry.line_of("shape")), op, why,
                          "pick the shape that matches the op (see docs/codegen.md)")
     policy = _policy(entry, schema, op, shown, problems)
+    enums = _enums(entry, op, schema, shown, problems)
+    alternate, alternate_when = _alternate(entry, op, shown, prototypes, problems)
     check = entry.get("check")
     if "check" in entry:
         check_loc = Location(shown, entry.line_of("check"))
@@ -554,7 +559,62 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
     if len(problems.items) != before or schema is None or shape is None or policy is None or launch is None:
         return None
     return OpEntry(op, shape.name, launch, wrapped, out, policy, Location(shown, entry.line),
-                   outputs if shape.name == "general" else (), check)
+                   outputs if shape.name == "general" else (), check, enums, alternate, alternate_when)
+
+
+def _alternate(entry: LineDict, op: str, shown: str, prototypes: dict[str, AclnnPrototype | None] | None,
+               problems: Problems):
+    """`alternate: {when: <bool>, launch: aclnnY(...)}`: the launch made instead when `when` holds."""
+    value = entry.get("alternate")
+    if value is None:
+        return None, None
+    loc = Location(shown, entry.line_of("alternate"))
+    if not isinstance(value, LineDict) or "when" not in value or "launch" not in value:
+        problems.add(loc, op, "`alternate` needs `when` and `launch`",
+                     "write `alternate:` with `when: <bool, e.g. not_floating(self)>` and `launch: aclnnY(...)`")
+        return None, None
+    _unknown_keys(value, ALTERNATE_KEYS, op, shown, problems)
+    try:
+        when = parse_expr(value["when"])
+    except ExprError as error:
+        problems.add(Location(shown, value.line_of("when")), op, f"alternate.when: {error.message}", error.fix)
+        return None, None
+    launch = _launch(value, "launch", op, shown, prototypes, problems)
+    return launch, when
+
+
+def _enums(entry: LineDict, op: str, schema: OpSchema | None, shown: str, problems: Problems) -> tuple[Enum, ...]:
+    """`enums:`: for each `str` argument ACLNN takes as a code, the strings ATen accepts and their codes."""
+    value = entry.get("enums")
+    loc = Location(shown, entry.line_of("enums"))
+    if value is None:
+        return ()
+    example = "write `enums: {approximate: {none: 0, tanh: 1}}`: each string the argument takes and its code"
+    if not isinstance(value, LineDict) or not value:
+        problems.add(loc, op, "`enums` must map string arguments to their codes", example)
+        return ()
+    enums = []
+    for arg, codes in value.items():
+        where = Location(shown, value.line_of(arg))
+        kind = schema.argument(arg).kind if schema is not None and schema.argument(arg) is not None else None
+        if kind != "str":
+            problems.add(where, op, f"enums: `{shown_text(arg)}` is not a `str` argument of {op}",
+                         "list only the op's `str` arguments")
+            continue
+        if (not isinstance(codes, LineDict) or len(codes) < 2
+                or any(not isinstance(k, str) or not _ENUM_STRING.fullmatch(k) for k in codes)):
+            problems.add(where, op, f"enums: `{arg}` must map each string it takes to its code, two or more",
+                         example)
+            continue
+        kinds = {type(code) for code in codes.values()}
+        if kinds not in ({int}, {str}) or any(isinstance(c, str) and not _ENUM_STRING.fullmatch(c)
+                                              for c in codes.values()) \
+                or any(isinstance(c, int) and literal_problem(c, "int64_t") for c in codes.values()):
+            problems.add(where, op, f"enums: the codes of `{arg}` must be all integers or all strings "
+                         "(letters, digits, _)", example)
+            continue
+        enums.append(Enum(arg, tuple(codes.items())))
+    return tuple(enums)
 
 
 def _derived(entry: LineDict, values: dict) -> LineDict:
@@ -588,6 +648,16 @@ def _renamed(text: object, names: dict[str, str]) -> object:
         return expr
 
     return show(rename(call))
+
+
+def _renamed_alternate(value: object, names: dict[str, str]) -> object:
+    """An `alternate:` whose launch writes the form's outputs."""
+    if not isinstance(value, LineDict) or "launch" not in value:
+        return value
+    copy = LineDict(value)
+    copy.line, copy.key_lines = value.line, dict(value.key_lines)
+    copy["launch"] = _renamed(value["launch"], names)
+    return copy
 
 
 def _functional_outputs(entry: LineDict, schema: OpSchema) -> tuple[str, ...]:
@@ -676,7 +746,8 @@ def _family(entry: LineDict, shown: str, schemas: ATenSchemas, problems: Problem
             if wrapped is None and "wrapped_number" in entry:
                 wrapped = _renamed(entry["wrapped_number"], self_out)
             key_lines = {}
-            values = {"op": name, "shape": "inplace", "launch": launch, "wrapped_number": wrapped, "out": None}
+            values = {"op": name, "shape": "inplace", "launch": launch, "wrapped_number": wrapped, "out": None,
+                      "alternate": _renamed_alternate(entry.get("alternate"), self_out)}
             copy = _derived(entry, values)
             for key, own in (("launch", "inplace_launch"), ("wrapped_number", "inplace_wrapped_number")):
                 if own in entry:
@@ -689,7 +760,8 @@ def _family(entry: LineDict, shown: str, schemas: ATenSchemas, problems: Problem
             values = {"op": name, "shape": "general" if entry.get("shape") == "general" else "out",
                       "launch": _renamed(entry.get("launch"), renames),
                       "wrapped_number": _renamed(entry["wrapped_number"], renames) if "wrapped_number" in entry else None,
-                      "out": _out_rules(entry["out"], out_args) if "out" in entry else None}
+                      "out": _out_rules(entry["out"], out_args) if "out" in entry else None,
+                      "alternate": _renamed_alternate(entry.get("alternate"), renames)}
             derived.append(_derived(entry, values))
     return derived
 

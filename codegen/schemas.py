@@ -45,6 +45,7 @@ _KINDS = {
     "SymInt?": "optional_int",
     "float?": "optional_float",
     "Scalar?": "optional_scalar",
+    "str": "str",
 }
 
 
@@ -59,7 +60,7 @@ def _kind_of(type_text: str) -> str:
         return "symint_array"
     if type_text.startswith("bool[") and type_text.endswith("]"):
         return "bool_array"
-    return "other"  # Layout?, bool?, MemoryFormat?, str, ...: never marshalled
+    return "other"  # Layout?, bool?, MemoryFormat?, str?, ...: never marshalled
 
 
 @dataclass(frozen=True)

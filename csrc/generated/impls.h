@@ -29,23 +29,11 @@ void bmm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor &
 // cat, cat.out: ATen's at::meta::structured_cat
 void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
 
-// clamp, clamp.out, clamp_: ATen's at::meta::structured_clamp
-void clamp(const LaunchDevice& device, const at::Tensor & self, at::OptionalScalarRef min, at::OptionalScalarRef max, const at::Tensor & out);
-
-// clamp.Tensor, clamp.Tensor_out, clamp_.Tensor: ATen's at::meta::structured_clamp_Tensor
-void clamp_Tensor(const LaunchDevice& device, const at::Tensor & self, at::OptionalTensorRef min, at::OptionalTensorRef max, const at::Tensor & out);
-
 // div.Tensor_mode, div.out_mode, div_.Tensor_mode: ATen's at::meta::structured_div_Tensor_mode
 void div_Tensor_mode(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, const at::Tensor & out);
 
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
-
-// gelu, gelu.out, gelu_: ATen's at::meta::structured_gelu
-void gelu(const LaunchDevice& device, const at::Tensor & self, c10::string_view approximate, const at::Tensor & out);
-
-// gelu_backward, gelu_backward.grad_input: ATen's at::meta::structured_gelu_backward
-void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, const at::Tensor & grad_input);
 
 // index.Tensor: ATen's at::meta::structured_index_Tensor
 void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
@@ -64,12 +52,6 @@ void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements,
 
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
-
-// isneginf, isneginf.out: ATen's at::meta::structured_isneginf
-void isneginf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
-
-// isposinf, isposinf.out: ATen's at::meta::structured_isposinf
-void isposinf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
 
 // max_pool2d_with_indices, max_pool2d_with_indices.out: ATen's at::meta::structured_max_pool2d_with_indices
 void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & out, const at::Tensor & indices);

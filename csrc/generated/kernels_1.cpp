@@ -75,6 +75,7 @@
 #include "generated/aclnn/aclnnBitwiseXorScalar.h"
 #include "generated/aclnn/aclnnBitwiseXorTensor.h"
 #include "generated/aclnn/aclnnCeil.h"
+#include "generated/aclnn/aclnnClamp.h"
 #include "generated/aclnn/aclnnClampMaxTensor.h"
 #include "generated/aclnn/aclnnClampMinTensor.h"
 #include "generated/aclnn/aclnnCos.h"
@@ -84,11 +85,15 @@
 #include "generated/aclnn/aclnnExp2.h"
 #include "generated/aclnn/aclnnExpm1.h"
 #include "generated/aclnn/aclnnGeScalar.h"
+#include "generated/aclnn/aclnnGeluV2.h"
 #include "generated/aclnn/aclnnGroupNormBackward.h"
 #include "generated/aclnn/aclnnInplaceDiv.h"
 #include "generated/aclnn/aclnnInplaceDivs.h"
 #include "generated/aclnn/aclnnInplaceMul.h"
 #include "generated/aclnn/aclnnInplaceMuls.h"
+#include "generated/aclnn/aclnnInplaceZero.h"
+#include "generated/aclnn/aclnnIsNegInf.h"
+#include "generated/aclnn/aclnnIsPosInf.h"
 #include "generated/aclnn/aclnnLog.h"
 #include "generated/aclnn/aclnnLog10.h"
 #include "generated/aclnn/aclnnLog2.h"
@@ -339,7 +344,7 @@ at::Tensor & wrapper_clamp_(at::Tensor & self, const ::std::optional<at::Scalar>
   flagos::StructuredInplace<at::meta::structured_clamp> op(self);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
   op.check_written({});
-  flagos::impl::clamp(launch_device, self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()), self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, self);
   return self;
 }
 
@@ -523,8 +528,9 @@ at::Tensor wrapper_gelu(const at::Tensor & self, c10::string_view approximate) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_gelu, 1> op(launch_device);
   op.meta(self, approximate);
-  flagos::impl::gelu(launch_device, self, approximate, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), out);
+  return std::move(out);
 }
 
 // isneginf.out: isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -534,10 +540,18 @@ at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::check_same_device("isneginf.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_isneginf_out(flagos::gen::on_launch_device(self, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_isneginf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  flagos::impl::isneginf(launch_device, self, out);
+  if (!at::isFloatingType(self.scalar_type())) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsNegInf, self, out);
   return out;
 }
 
@@ -548,10 +562,18 @@ at::Tensor & wrapper_isposinf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::check_same_device("isposinf.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_isposinf_out(flagos::gen::on_launch_device(self, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_isposinf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  flagos::impl::isposinf(launch_device, self, out);
+  if (!at::isFloatingType(self.scalar_type())) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsPosInf, self, out);
   return out;
 }
 

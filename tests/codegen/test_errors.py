@@ -27,6 +27,12 @@ RELU = """- op: relu
   guard: first-tensor
 """
 
+# gelu's `approximate` string reaches aclnnGeluV2 as an int code.
+GELU = """  launch: aclnnGeluV2(self, approximate, out)
+  enums:
+    approximate: {none: 0, tanh: 1}
+"""
+
 
 CASES = {
     # name: (file, old, new, needle locating the reported line, op, message fragment)
@@ -104,6 +110,36 @@ CASES = {
     "inplace_launch without the in-place form": (
         "yaml/ops/unary.yaml", RELU, RELU.replace("[functional, inplace]", "[functional]"),
         "inplace_launch:", "relu", "`inplace_launch` without an in-place form"),
+    # string arguments: `enums:` maps the strings ATen accepts to ACLNN's codes
+    "string argument without enums": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.split("  enums:")[0], "aclnnGeluV2(self, approximate, out)", "gelu",
+        "`approximate` is a string: ACLNN takes it only as one of the values it knows"),
+    "enums of an argument that is not a string": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("    approximate:", "    self: {a: 0, b: 1}\n    approximate:"),
+        "self: {a: 0, b: 1}", "gelu", "enums: `self` is not a `str` argument of gelu"),
+    "enums with mixed codes": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("tanh: 1", "tanh: tanh"), "approximate: {none: 0",
+        "gelu", "the codes of `approximate` must be all integers or all strings"),
+    "enums with one string": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace(", tanh: 1", ""), "approximate: {none: 0}",
+        "gelu", "enums: `approximate` must map each string it takes to its code, two or more"),
+    "enums string that is not a word": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("tanh: 1", "'tanh\\\"': 1"), "approximate: {none: 0",
+        "gelu", "enums: `approximate` must map each string it takes to its code, two or more"),
+    # alternate launches
+    "alternate without when": (
+        "yaml/ops/selection.yaml", "  alternate:\n    when: not_floating(self)\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "  alternate:\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "alternate:", "isposinf", "`alternate` needs `when` and `launch`"),
+    "alternate when that is not a bool": (
+        "yaml/ops/selection.yaml", "    when: not_floating(self)\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "    when: self\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "launch: aclnnInplaceZero(out)", "isposinf",
+        "alternate.when: `self` is a Tensor, not a bool"),
+    "alternate launch of an unknown operator": (
+        "yaml/ops/selection.yaml", "    launch: aclnnInplaceZero(out)\n  guard: first-tensor\n\n- op: isneginf",
+        "    launch: aclnnInplaceZeros(out)\n  guard: first-tensor\n\n- op: isneginf", "aclnnInplaceZeros(out)",
+        "isposinf", "entry point `aclnnInplaceZeros` has no prototype"),
     "inplace_launch outside a family": (
         "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
         "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),
@@ -335,3 +371,33 @@ def test_family_forms_take_torchs_overload_names(ws, op, forms):
         ws.edit(file, f"- op: {op}\n  variants: [functional, inplace, out]\n", f"- op: {op}\n  variants: [functional, out]\n")
         ops = {entry.op for entry in load_registry(Paths(ws.root)).ops}
         assert forms[1] not in ops and forms[2] in ops
+
+
+def test_enums_render_codes_and_atens_message(ws):
+    """gelu's wrapper passes approximate's code; gelu_backward's passes the checked string."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
+    code = generate(Paths(ws.root), aten_schemas()).code
+    assert ('flagos::gen::string_code<int64_t>("gelu", "approximate", approximate, '
+            '{{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh")') in code["gelu"]
+    assert "int64_t{1}" in code["gelu_"] and "gelu_" in code["gelu_"]
+    assert ('string_code<std::string_view>("gelu_backward.grad_input", "approximate", approximate, '
+            '{{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}') in code["gelu_backward.grad_input"]
+
+
+def test_alternate_launch_is_guarded_by_its_condition(ws):
+    """isposinf.out writes false for integer inputs (aclnnInplaceZero on its out= argument) before the
+    launch CANN would refuse; negative control: without `alternate` the wrapper has no such branch."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
+    code = generate(Paths(ws.root), aten_schemas()).code["isposinf.out"]
+    branch = ("  if (!at::isFloatingType(self.scalar_type())) {\n"
+              "    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);\n    return out;\n  }\n")
+    assert branch + "  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsPosInf, self, out);" in code
+    ws.edit("yaml/ops/selection.yaml", "  launch: aclnnIsPosInf(self, out)\n  alternate:\n    when: not_floating(self)\n"
+            "    launch: aclnnInplaceZero(out)\n", "  launch: aclnnIsPosInf(self, out)\n")
+    assert "aclnnInplaceZero" not in generate(Paths(ws.root), aten_schemas()).code["isposinf.out"]

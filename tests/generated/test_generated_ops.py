@@ -117,7 +117,7 @@ def _elementwise_cases(entry, schema) -> list[Case]:
                 sizes = (4,) if broadcast and a.name != tensors[0] else (3, 4)
                 value = sample(*sizes).roll(tensors.index(a.name))  # distinct values per argument
                 values.append(value > 0 if a.name == "condition" else value)  # where's bool condition
-            elif a.kind == "scalar":
+            elif a.kind in ("scalar", "optional_scalar"):  # clamp's optional bounds: both given
                 values.append(3 if integer else _SCALAR_VALUES.get(a.name, 1.0))
             else:
                 raise AssertionError(f"{entry.op}: no sample for argument {a.name} ({a.type})")
