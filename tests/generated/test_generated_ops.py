@@ -91,6 +91,8 @@ _ELEMENTWISE_FILES = ("unary.yaml", "unary_math.yaml", "binary_math.yaml", "scal
 _INTEGER_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 _POSITIVE_OPS = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow")
 _UNIT_OPS = ("asin", "acos")  # |x| < 1
+_BOOL_OPS = ("isposinf", "isneginf")  # their out= tensors are bool
+_SAME_SIZE_OPS = ("gelu_backward",)  # no broadcast: ATen's CPU kernel refuses it too
 _SCALAR_VALUES = {"other": 2.5, "exponent": 2.0, "min": -0.5, "max": 0.5, "weight": 0.25, "threshold": 0.1}
 
 
@@ -124,8 +126,9 @@ def _elementwise_cases(entry, schema) -> list[Case]:
         return tuple(values)
 
     cases = [Case("same size", args(False))]
-    if len(tensors) >= 2:
+    if len(tensors) >= 2 and base not in _SAME_SIZE_OPS:
         cases.append(Case("broadcast", args(True)))
+    if len(tensors) >= 2:
         operand = next((a.name for a in inputs if a.kind == "tensor" and a.name != tensors[0]), None)
         if operand is not None:  # a Python number reaching a Tensor argument
             cases.append(Case("cpu 0-dim tensor", args(False, **{operand: CpuScalar(3 if integer else 0.75)})))
@@ -138,7 +141,8 @@ def _elementwise_cases(entry, schema) -> list[Case]:
     outs = [a.name for a in schema.arguments if a.is_out]
     for case in cases:
         for name in outs:
-            case.kwargs[name] = torch.empty(0, dtype=torch.int64 if integer else torch.float32)
+            case.kwargs[name] = torch.empty(0, dtype=torch.bool if base in _BOOL_OPS else
+                                            torch.int64 if integer else torch.float32)
     return cases
 
 
