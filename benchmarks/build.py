@@ -24,7 +24,7 @@ GENERATED = os.path.join(REPO, "csrc", "generated")
 CMAKE_BUILD = os.path.join(REPO, "build", "cmake")
 
 # The change: one op's device policy, first-tensor -> explicit-arg on `other`.
-CHANGED_OP = "add.Tensor"
+CHANGED_OP = "maximum"  # an entry of one op: a family entry (add.Tensor) changes its three forms
 CHANGED_FILE = os.path.join("ops", "binary.yaml")
 
 

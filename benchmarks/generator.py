@@ -105,6 +105,7 @@ def build_synthetic_registry(source: str, dest: str, factor: int = 10) -> dict:
     generated wrapper is not meant to be compiled or run). Candidates the
     generator rejects are dropped and replaced.
     """
+    from codegen.registry import FAMILY_KEYS
     from codegen.schemas import aten_schemas
 
     shutil.copytree(source, dest)
@@ -114,6 +115,8 @@ def build_synthetic_registry(source: str, dest: str, factor: int = 10) -> dict:
         handwritten = {entry["op"] for entry in yaml.safe_load(handle) or []}
     templates = [(name, entry) for name, entries in files.items() for entry in entries]
     taken = {entry["op"] for _, entry in templates} | handwritten
+    # A family entry registers its forms too (yaml/ops `variants`).
+    taken |= {schemas.forms(entry["op"]).get(v, "") for _, entry in templates for v in entry.get("variants", ())}
 
     candidates: dict[str, list[str]] = {}
     for _, entry in templates:
@@ -152,7 +155,9 @@ def build_synthetic_registry(source: str, dest: str, factor: int = 10) -> dict:
         for file_name, entries in files.items():
             # Deep copies: clones of one entry sharing its `out:` mapping would be
             # dumped as YAML aliases, which the registry refuses.
-            copies = [copy.deepcopy(dict(entry, op=op)) for f, entry, op in clones if f == file_name]
+            # A clone is one op: a family's forms belong to its own functional overload.
+            copies = [copy.deepcopy({k: v for k, v in dict(entry, op=op).items() if k not in FAMILY_KEYS})
+                      for f, entry, op in clones if f == file_name]
             with open(os.path.join(dest, "ops", file_name), "w", encoding="utf-8") as handle:
                 yaml.dump(entries + copies, handle, Dumper=_NoAliasDumper, sort_keys=False, width=200)
         failures = _validation_failures(dest)

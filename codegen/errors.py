@@ -42,6 +42,17 @@ class Problems:
     def add(self, loc: Location, op: str | None, message: str, fix: str) -> None:
         self.items.append(Problem(loc, op, message, fix))
 
+    def dedupe_since(self, start: int) -> None:
+        """Drops the problems added since item `start` that repeat an earlier one's place, message and fix."""
+        seen = set()
+        kept = self.items[:start]
+        for problem in self.items[start:]:
+            key = (problem.loc, problem.message, problem.fix)
+            if key not in seen:
+                seen.add(key)
+                kept.append(problem)
+        self.items = kept
+
     def raise_if_any(self) -> None:
         if self.items:
             raise RegistryError(self.items)

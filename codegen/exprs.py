@@ -16,7 +16,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from codegen.model import Call, Expr, Literal, Name, Or
+from codegen.model import Enum, Call, Expr, Literal, Name, Or
 from codegen.safety import shown
 from codegen.schemas import OpSchema
 
@@ -224,6 +224,7 @@ KIND_WORDS = {
     "int_literal": "an int literal",
     "float_literal": "a float literal",
     "bool_literal": "a bool literal",
+    "str": "a string",
     "other": "a value ACLNN does not take",
 }
 
@@ -257,7 +258,7 @@ PARAM_FITS: dict[str, tuple[str, ...]] = {
     "aclTensorList*": ("tensor_list",),
     "aclDataType": ("dtype",),
     "const aclBoolArray*": ("bool_array",),
-    "char*": (),  # a C string: only handwritten kernels pass one
+    "char*": ("str",),  # a C string: a `str` argument checked by the entry's `enums:`
     "double": ("float", "float_literal", "int_literal"),
     "float": ("float", "float_literal", "int_literal"),
     "bool": ("bool", "bool_literal"),
@@ -340,6 +341,8 @@ FUNCS: dict[str, Func] = {
                          doc="keepdim, or true when the optional dim is absent (the flattened 1-D reduction keeps [1])"),
     "flag": Func(("launch", "when"), (("bool_array",), ("int_literal",)), "bool", "{0}[{1}]",
                  doc="one element of a bool array (output_mask)"),
+    "not_floating": Func(("when",), (("tensor",),), "bool", "!at::isFloatingType({0}.scalar_type())",
+                         doc="whether a tensor's dtype is not a floating type (integers and bools)"),
     "defined": Func(("when",), (("optional_tensor",),), "bool", "({0}.has_value() && {0}->defined())",
                     doc="whether an optional tensor is given"),
     "matmul": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::matmul_sizes({0}, {1})",
@@ -377,10 +380,12 @@ FUNCS: dict[str, Func] = {
 class Scope:
     """The names an expression may use: the op's arguments, and `out` where allocated."""
 
-    def __init__(self, schema: OpSchema, allocated_out: bool, outputs: tuple[str, ...] = ("out",)):
+    def __init__(self, schema: OpSchema, allocated_out: bool, outputs: tuple[str, ...] = ("out",),
+                 enums: tuple[Enum, ...] = ()):
         self.schema = schema
         self.allocated_out = allocated_out
         self.outputs = outputs if allocated_out else ()  # the names of the allocated outputs
+        self.enums = {enum.arg: enum for enum in enums}
 
     def lookup(self, name: str, role: str) -> Value:
         if name in self.outputs:
@@ -396,7 +401,24 @@ class Scope:
                      f"{'s' if len(self.outputs) > 1 else ''})") if self.allocated_out else ""
             raise ExprError(f"`{name}` is not an argument of {self.schema.name}",
                             f"use one of: {known}{extra}")
+        if name in self.enums:
+            return _enum_value(self.enums[name], self.schema.name)
+        if arg.kind == "str":
+            raise ExprError(f"`{name}` is a string: ACLNN takes it only as one of the values it knows",
+                            f"list them under `enums: {{{name}: {{<string>: <code>, ...}}}}`")
         return Value(name, arg.kind, is_output=arg.is_mutable)
+
+
+def _enum_value(enum: Enum, op: str) -> Value:
+    """A string argument as its code (`approximate` -> 0 or 1), or as itself once checked."""
+    names = [name for name, _ in enum.codes]
+    accepted = f"either {names[0]} or {names[1]}" if len(names) == 2 else f"one of {', '.join(names)}"
+    strings = isinstance(enum.codes[0][1], str)
+    pairs = ", ".join('{"%s", %s}' % (name, f'std::string_view("{code}")' if strings else f"int64_t{{{code}}}")
+                      for name, code in enum.codes)
+    code_type = "std::string_view" if strings else "int64_t"
+    cpp = f'flagos::gen::string_code<{code_type}>("{op}", "{enum.arg}", {enum.arg}, {{{pairs}}}, "{accepted}")'
+    return Value(cpp, "str" if strings else "int")
 
 
 def _coerce(value: Value, wanted: tuple[str, ...]) -> Value | None:

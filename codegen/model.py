@@ -140,6 +140,15 @@ class OutputRule:
     when_loc: Location | None = None
 
 
+@dataclass(frozen=True)
+class Enum:
+    """A `str` argument that ACLNN takes as a code: each string ATen accepts and its code (an
+    int, or the string CANN spells it with), as the entry's `enums:` lists them."""
+
+    arg: str
+    codes: tuple[tuple[str, int | str], ...]
+
+
 # ---- registry entries --------------------------------------------------------
 
 
@@ -161,6 +170,11 @@ class OpEntry:
     # An op that is not structured in torch: the function (flagos::check::<name>,
     # csrc/aten/op_checks.cc) that makes the argument checks of ATen's kernel.
     check: str | None = None
+    enums: tuple[Enum, ...] = ()  # the string arguments it passes as codes
+    # Launched instead when `alternate_when` holds (isposinf of integers: aclnnInplaceZero(out),
+    # where CANN's operator takes floating inputs only).
+    alternate: Launch | None = None
+    alternate_when: Expr | None = None
 
     @property
     def wrapped_arg(self) -> str | None:

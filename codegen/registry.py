@@ -12,13 +12,15 @@ import re
 from dataclasses import dataclass
 
 from codegen.errors import Problems
-from codegen.exprs import PARAM_TYPES, TENSOR_TYPES, ExprError, parse_expr, parse_launch, show
+from codegen.exprs import PARAM_TYPES, TENSOR_TYPES, ExprError, literal_problem, parse_expr, parse_launch, show
 from codegen.model import (
     AclnnParam,
+    Or,
     AclnnPrototype,
     Call,
     DeviceCheck,
     DevicePolicy,
+    Enum,
     Guard,
     HandwrittenEntry,
     Launch,
@@ -42,7 +44,13 @@ from codegen.schemas import ATenSchemas, OpSchema, aten_schemas
 from codegen.shapes import SHAPES
 from codegen.yaml_loader import LineDict, LineList, YamlSyntaxError, load_yaml_document
 
-OP_KEYS = ("op", "shape", "launch", "wrapped_number", "out", "check", "guard", "guard_arg", "device_check", "reason")
+OP_KEYS = ("op", "variants", "shape", "launch", "wrapped_number", "inplace_launch", "inplace_wrapped_number", "out",
+           "alternate", "enums", "check", "guard", "guard_arg", "device_check", "reason")
+ALTERNATE_KEYS = ("when", "launch")
+_ENUM_STRING = re.compile(r"[A-Za-z0-9_]{1,32}", re.ASCII)  # a string ATen accepts, a string code
+# The forms of an op family, as torchgen groups them (NativeFunctionsGroup).
+VARIANTS = ("functional", "inplace", "out")
+FAMILY_KEYS = ("variants", "inplace_launch", "inplace_wrapped_number")
 OUT_KEYS = ("size", "dtype")
 OUTPUT_KEYS = ("name", "size", "dtype", "when")  # one output of a list (shape general)
 HANDWRITTEN_KEYS = ("op", "guard", "guard_arg", "device_check", "reason", "file", "impl", "dtype_fallback", "composite",
@@ -478,6 +486,8 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
             problems.add(Location(shown, entry.line_of("shape")), op, why,
                          "pick the shape that matches the op (see docs/codegen.md)")
     policy = _policy(entry, schema, op, shown, problems)
+    enums = _enums(entry, op, schema, shown, problems)
+    alternate, alternate_when = _alternate(entry, op, shown, prototypes, problems)
     check = entry.get("check")
     if "check" in entry:
         check_loc = Location(shown, entry.line_of("check"))
@@ -552,7 +562,211 @@ def _op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
     if len(problems.items) != before or schema is None or shape is None or policy is None or launch is None:
         return None
     return OpEntry(op, shape.name, launch, wrapped, out, policy, Location(shown, entry.line),
-                   outputs if shape.name == "general" else (), check)
+                   outputs if shape.name == "general" else (), check, enums, alternate, alternate_when)
+
+
+def _alternate(entry: LineDict, op: str, shown: str, prototypes: dict[str, AclnnPrototype | None] | None,
+               problems: Problems):
+    """`alternate: {when: <bool>, launch: aclnnY(...)}`: the launch made instead when `when` holds."""
+    value = entry.get("alternate")
+    if value is None:
+        return None, None
+    loc = Location(shown, entry.line_of("alternate"))
+    if not isinstance(value, LineDict) or "when" not in value or "launch" not in value:
+        problems.add(loc, op, "`alternate` needs `when` and `launch`",
+                     "write `alternate:` with `when: <bool, e.g. not_floating(self)>` and `launch: aclnnY(...)`")
+        return None, None
+    _unknown_keys(value, ALTERNATE_KEYS, op, shown, problems)
+    try:
+        when = parse_expr(value["when"])
+    except ExprError as error:
+        problems.add(Location(shown, value.line_of("when")), op, f"alternate.when: {error.message}", error.fix)
+        return None, None
+    launch = _launch(value, "launch", op, shown, prototypes, problems)
+    return launch, when
+
+
+def _enums(entry: LineDict, op: str, schema: OpSchema | None, shown: str, problems: Problems) -> tuple[Enum, ...]:
+    """`enums:`: for each `str` argument ACLNN takes as a code, the strings ATen accepts and their codes."""
+    value = entry.get("enums")
+    loc = Location(shown, entry.line_of("enums"))
+    if value is None:
+        return ()
+    example = "write `enums: {approximate: {none: 0, tanh: 1}}`: each string the argument takes and its code"
+    if not isinstance(value, LineDict) or not value:
+        problems.add(loc, op, "`enums` must map string arguments to their codes", example)
+        return ()
+    enums = []
+    for arg, codes in value.items():
+        where = Location(shown, value.line_of(arg))
+        kind = schema.argument(arg).kind if schema is not None and schema.argument(arg) is not None else None
+        if kind != "str":
+            problems.add(where, op, f"enums: `{shown_text(arg)}` is not a `str` argument of {op}",
+                         "list only the op's `str` arguments")
+            continue
+        if (not isinstance(codes, LineDict) or len(codes) < 2
+                or any(not isinstance(k, str) or not _ENUM_STRING.fullmatch(k) for k in codes)):
+            problems.add(where, op, f"enums: `{arg}` must map each string it takes to its code, two or more",
+                         example)
+            continue
+        kinds = {type(code) for code in codes.values()}
+        if kinds not in ({int}, {str}) or any(isinstance(c, str) and not _ENUM_STRING.fullmatch(c)
+                                              for c in codes.values()) \
+                or any(isinstance(c, int) and literal_problem(c, "int64_t") for c in codes.values()):
+            problems.add(where, op, f"enums: the codes of `{arg}` must be all integers or all strings "
+                         "(letters, digits, _)", example)
+            continue
+        enums.append(Enum(arg, tuple(codes.items())))
+    return tuple(enums)
+
+
+def _derived(entry: LineDict, values: dict) -> LineDict:
+    """A copy of `entry` with `values` in place of its own, every key keeping the entry's lines."""
+    derived = LineDict({k: v for k, v in entry.items() if k not in FAMILY_KEYS})
+    derived.line = entry.line
+    derived.key_lines = dict(entry.key_lines)
+    for key, value in values.items():
+        if value is None:
+            derived.pop(key, None)
+        else:
+            derived[key] = value
+    return derived
+
+
+def _renamed(text: object, names: dict[str, str]) -> object:
+    """A launch's text with its output names replaced (`out` -> `self`); unparsable text is
+    returned as is, for the entry's own validation to report."""
+    try:
+        call = parse_launch(text)
+    except ExprError:
+        return text
+
+    def rename(expr):
+        if isinstance(expr, Name):
+            return Name(names.get(expr.name, expr.name))
+        if isinstance(expr, Call):
+            return Call(expr.func, tuple(rename(a) for a in expr.args))
+        if isinstance(expr, Or):
+            return Or(rename(expr.first), rename(expr.fallback))
+        return expr
+
+    return show(rename(call))
+
+
+def _renamed_alternate(value: object, names: dict[str, str]) -> object:
+    """An `alternate:` whose launch writes the form's outputs."""
+    if not isinstance(value, LineDict) or "launch" not in value:
+        return value
+    copy = LineDict(value)
+    copy.line, copy.key_lines = value.line, dict(value.key_lines)
+    copy["launch"] = _renamed(value["launch"], names)
+    return copy
+
+
+def _functional_outputs(entry: LineDict, schema: OpSchema) -> tuple[str, ...]:
+    """The names the functional form's launch gives its outputs."""
+    if schema.structured is not None:
+        return schema.structured.outputs
+    out = entry.get("out")
+    if isinstance(out, list):
+        return tuple(item.get("name") if isinstance(item, LineDict) else None for item in out)
+    return ("out",)
+
+
+def _out_rules(value: object, out_args: tuple[str, ...]) -> object:
+    """The functional form's `out:` rules, for its out= form: each output becomes the out=
+    argument in its position, resized with its `size`, its dtype kept."""
+    def resized(rule: LineDict, name: str | None) -> LineDict:
+        copy = LineDict({k: v for k, v in rule.items() if k not in ("dtype", "name")})
+        copy.line, copy.key_lines = rule.line, dict(rule.key_lines)
+        if name is not None:
+            copy["name"] = name
+        return copy
+
+    if isinstance(value, LineDict):
+        return resized(value, None)
+    if isinstance(value, LineList):
+        rules = LineList(resized(item, name) if isinstance(item, LineDict) else item
+                         for item, name in zip(value, out_args + (None,) * len(value)))
+        rules.line, rules.item_lines = value.line, list(value.item_lines)
+        return rules
+    return value
+
+
+def _family(entry: LineDict, shown: str, schemas: ATenSchemas, problems: Problems) -> list[LineDict]:
+    """An entry with `variants`: one entry per form of the family, derived from the functional
+    form's (the launch written once with `out`; the in-place form launches with `self` as
+    its output, unless `inplace_launch` names its own operator). An entry without `variants`
+    is its one op."""
+    if "variants" not in entry:
+        for key in FAMILY_KEYS:
+            if key in entry:
+                problems.add(Location(shown, entry.line_of(key)), entry.get("op") if isinstance(entry.get("op"), str)
+                             else None, f"`{key}` belongs to a family entry",
+                             "add `variants: [functional, inplace, out]` (the forms to generate), or remove it")
+                return []
+        return [entry]
+    op = entry.get("op")
+    if not isinstance(op, str) or schemas.get(op) is None:
+        return [entry]  # reported by the entry's own validation
+    loc = Location(shown, entry.line_of("variants"))
+    variants = entry.get("variants")
+    if (not isinstance(variants, list) or not variants or any(v not in VARIANTS for v in variants)
+            or len(set(variants)) != len(variants)):
+        problems.add(loc, op, f"`variants` must list forms among {', '.join(VARIANTS)}, each once",
+                     "write e.g. `variants: [functional, inplace, out]`")
+        return []
+    forms = schemas.forms(op)
+    schema = schemas.get(op)
+    if forms.get("functional") != op:
+        problems.add(Location(shown, entry.line_of("op")), op, f"{op} is not the functional form of its family",
+                     f"name the functional overload (`op: {forms['functional']}`) and list the forms under `variants`"
+                     if "functional" in forms else "list the overload in its own entry, without `variants`")
+        return []
+    ok = True
+    for variant in variants:
+        if variant not in forms:
+            problems.add(loc, op, f"torch {_torch_version()} has no {variant} form of {op} "
+                         f"(it has: {', '.join(forms)})", f"remove `{variant}` from `variants`")
+            ok = False
+    for key in ("inplace_launch", "inplace_wrapped_number"):
+        if key in entry and "inplace" not in variants:
+            problems.add(Location(shown, entry.line_of(key)), op, f"`{key}` without an in-place form",
+                         f"add `inplace` to `variants`, or remove `{key}`")
+            ok = False
+    if not ok:
+        return []
+    outputs = _functional_outputs(entry, schema)
+    derived = []
+    for variant in variants:
+        name = forms[variant]
+        if variant == "functional":
+            derived.append(_derived(entry, {"op": name}))
+        elif variant == "inplace":
+            self_out = {o: "self" for o in outputs if o}
+            launch = entry.get("inplace_launch", _renamed(entry.get("launch"), self_out))
+            wrapped = entry.get("inplace_wrapped_number")
+            if wrapped is None and "wrapped_number" in entry:
+                wrapped = _renamed(entry["wrapped_number"], self_out)
+            key_lines = {}
+            values = {"op": name, "shape": "inplace", "launch": launch, "wrapped_number": wrapped, "out": None,
+                      "alternate": _renamed_alternate(entry.get("alternate"), self_out)}
+            copy = _derived(entry, values)
+            for key, own in (("launch", "inplace_launch"), ("wrapped_number", "inplace_wrapped_number")):
+                if own in entry:
+                    key_lines[key] = entry.line_of(own)
+            copy.key_lines.update(key_lines)
+            derived.append(copy)
+        else:
+            out_args = schemas.get(name).out_args
+            renames = {o: a for o, a in zip(outputs, out_args) if o}
+            values = {"op": name, "shape": "general" if entry.get("shape") == "general" else "out",
+                      "launch": _renamed(entry.get("launch"), renames),
+                      "wrapped_number": _renamed(entry["wrapped_number"], renames) if "wrapped_number" in entry else None,
+                      "out": _out_rules(entry["out"], out_args) if "out" in entry else None,
+                      "alternate": _renamed_alternate(entry.get("alternate"), renames)}
+            derived.append(_derived(entry, values))
+    return derived
 
 
 def _check_general_outputs(entry: LineDict, op: str, schema: OpSchema, outputs: tuple[OutputRule, ...],
@@ -746,17 +960,23 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
     for path in op_files:
         shown = paths.show(path)
         inputs.append(shown)
-        for entry, line in _entries(_read(path, paths, problems), shown, problems):
-            if isinstance(entry, LineDict) and isinstance(entry.get("op"), str):
-                name, loc = entry["op"], Location(shown, entry.line)
-                if name in first_seen:
-                    problems.add(loc, name, f"{shown_text(name)} is registered twice (first at {first_seen[name]})",
-                                 "keep one entry per ATen overload")
-                    continue
-                first_seen[name] = loc
-            parsed = _op_entry(entry, line, shown, schemas, by_name, problems)
-            if parsed is not None:
-                ops[parsed.op] = parsed
+        for listed, line in _entries(_read(path, paths, problems), shown, problems):
+            before = len(problems.items)
+            forms = _family(listed, shown, schemas, problems) if isinstance(listed, LineDict) else [listed]
+            for entry in forms:
+                if isinstance(entry, LineDict) and isinstance(entry.get("op"), str):
+                    name, loc = entry["op"], Location(shown, entry.line)
+                    if name in first_seen:
+                        problems.add(loc, name, f"{shown_text(name)} is registered twice (first at {first_seen[name]})",
+                                     "keep one entry per ATen overload")
+                        continue
+                    first_seen[name] = loc
+                parsed = _op_entry(entry, line, shown, schemas, by_name, problems)
+                if parsed is not None:
+                    ops[parsed.op] = parsed
+            # A family's forms share its text: a problem of a shared key is reported once, for
+            # the first form (the functional one).
+            problems.dedupe_since(before)
 
     handwritten: dict[str, HandwrittenEntry] = {}
     if os.path.exists(paths.handwritten_yaml):

@@ -75,6 +75,8 @@ class KernelView:
     guard_class: str = "LaunchGuard"  # CompositeGuard for a body composed of other flagos ops
     dispatch: str = "PrivateUse1"  # the dispatch key it is registered under
     fallthrough: bool = False  # no wrapper: registered as a fallthrough under `dispatch`
+    alternate_when: str | None = None  # the condition of the alternate launch
+    alternate_launch: str | None = None
 
 
 def wrapper_name(op: str) -> str:
@@ -133,13 +135,13 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
                             schema.out_args[0]),)
     group = schema.structured
     if group is not None:
-        scope = Scope(schema, allocated_out=group.kind == "functional", outputs=group.outputs)
+        scope = Scope(schema, allocated_out=group.kind == "functional", outputs=group.outputs, enums=entry.enums)
         general = False
     elif general:
         allocated = not schema.out_args
-        scope = Scope(schema, allocated_out=allocated, outputs=tuple(r.name for r in rules))
+        scope = Scope(schema, allocated_out=allocated, outputs=tuple(r.name for r in rules), enums=entry.enums)
     else:
-        scope = Scope(schema, allocated_out=shape.output == "new")
+        scope = Scope(schema, allocated_out=shape.output == "new", enums=entry.enums)
     includes: set[str] = set()
     outputs: list[OutputView] = []
     if general:
@@ -192,6 +194,13 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
     if entry.wrapped_number is not None:
         wrapped_launch = _launch_args(entry.wrapped_number, scope, registry, includes, problems, entry.op,
                                       "wrapped_number")
+    alternate_launch = alternate_when = None
+    if entry.alternate is not None:
+        alternate_launch = _launch_args(entry.alternate, scope, registry, includes, problems, entry.op, "alternate")
+        try:
+            alternate_when = render_when(entry.alternate_when, scope, includes)
+        except ExprError as error:
+            problems.add(entry.alternate.loc, entry.op, f"alternate.when: {error.message}", error.fix)
     if len(problems.items) != before or launch is None:
         return None
 
@@ -225,7 +234,8 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         check_call = f"flagos::check::{entry.check}({', '.join(a.name for a in schema.arguments)})"
 
     entry_points = tuple(dict.fromkeys(
-        [entry.launch.entry] + ([entry.wrapped_number.entry] if entry.wrapped_number else [])))
+        [entry.launch.entry] + ([entry.wrapped_number.entry] if entry.wrapped_number else [])
+        + ([entry.alternate.entry] if entry.alternate else [])))
     return KernelView(
         op=entry.op,
         schema=schema.schema,
@@ -256,6 +266,8 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         structured=structured,
         written_checks=written_checks,
         check_call=check_call,
+        alternate_when=alternate_when,
+        alternate_launch=alternate_launch,
     )
 
 

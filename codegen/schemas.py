@@ -20,7 +20,7 @@ from torchgen.api import structured as structured_api
 from torchgen.api.translate import translate
 from torchgen.api.types import DispatcherSignature
 from torchgen.model import Location as TorchgenLocation
-from torchgen.model import NativeFunction, NativeFunctionsGroup, SchemaKind
+from torchgen.model import FunctionSchema, NativeFunction, NativeFunctionsGroup, SchemaKind
 
 NATIVE_DIR = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
 NATIVE_FUNCTIONS = os.path.join(NATIVE_DIR, "native_functions.yaml")
@@ -45,6 +45,7 @@ _KINDS = {
     "SymInt?": "optional_int",
     "float?": "optional_float",
     "Scalar?": "optional_scalar",
+    "str": "str",
 }
 
 
@@ -59,7 +60,7 @@ def _kind_of(type_text: str) -> str:
         return "symint_array"
     if type_text.startswith("bool[") and type_text.endswith("]"):
         return "bool_array"
-    return "other"  # Layout?, bool?, MemoryFormat?, str, ...: never marshalled
+    return "other"  # Layout?, bool?, MemoryFormat?, str?, ...: never marshalled
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,21 @@ class ATenSchemas:
     def overloads(self, base: str) -> list[str]:
         """Every overload of `base` (`add` -> add.Tensor, add.Scalar, add.out, ...)."""
         return sorted(key for key in self._raw if key == base or key.startswith(base + "."))
+
+    def forms(self, name: str) -> dict[str, str]:
+        """The overloads that are forms of `name`, by kind (`functional`, `inplace`, `out`):
+        those with its signature once out= arguments, the trailing `_` and the overload
+        name are dropped, as torchgen groups them (fmod.Tensor -> fmod_.Tensor, fmod.Tensor_out)."""
+        if name not in self._raw:
+            return {}
+        schema = FunctionSchema.parse(self._raw[name]["func"])
+        base = schema.name.name.base
+        found: dict[str, str] = {}
+        for key in self.overloads(base) + self.overloads(base + "_"):
+            other = FunctionSchema.parse(self._raw[key]["func"])
+            if other.signature() == schema.signature():
+                found.setdefault(other.kind().name, key)
+        return found
 
     def get(self, name: str) -> OpSchema | None:
         if name not in self._raw:

@@ -20,10 +20,13 @@ class KernelShape:
     # "any": shape general, one or several outputs, allocated or out= arguments
     wrapped_number: bool  # may declare a `wrapped_number` launch
     needs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (argument, accepted kinds)
+    # The template's name, when shapes share one: the shapes that allocate one
+    # output and launch once differ only in what they accept (`needs`, check()).
+    writer: str = ""
 
     @property
     def template(self) -> str:
-        return f"shapes/{self.name}.cpp.j2"
+        return f"shapes/{self.writer or self.name}.cpp.j2"
 
     def check(self, schema: OpSchema) -> str | None:
         """Why `schema` cannot use this shape, or None."""
@@ -56,15 +59,16 @@ class KernelShape:
 SHAPES: dict[str, KernelShape] = {
     shape.name: shape
     for shape in (
-        KernelShape("unary", "out = f(self), elementwise", "new", False, (("self", ("tensor",)),)),
+        KernelShape("unary", "out = f(self), elementwise", "new", False, (("self", ("tensor",)),), "new"),
         KernelShape("binary", "out = f(self, other), broadcast; a Python-number `other` may launch a scalar entry point",
-                    "new", True, (("self", ("tensor",)), ("other", ("tensor",)))),
-        KernelShape("tensor_scalar", "out = f(self, scalar), elementwise", "new", False, (("self", ("tensor",)),)),
+                    "new", True, (("self", ("tensor",)), ("other", ("tensor",))), "new"),
+        KernelShape("tensor_scalar", "out = f(self, scalar), elementwise", "new", False, (("self", ("tensor",)),),
+                    "new"),
         KernelShape("reduction", "out = reduce(self) along dims, with keepdim", "new", False,
-                    (("self", ("tensor",)), ("dim", ("int_array", "optional_int_array")), ("keepdim", ("bool",)))),
+                    (("self", ("tensor",)), ("dim", ("int_array", "optional_int_array")), ("keepdim", ("bool",))), "new"),
         KernelShape("softmax", "out = f(self) along one dim", "new", False,
-                    (("self", ("tensor",)), ("dim", ("int",)))),
-        KernelShape("matmul", "out = products of matrices, vectors or batches", "new", False),
+                    (("self", ("tensor",)), ("dim", ("int",))), "new"),
+        KernelShape("matmul", "out = products of matrices, vectors or batches", "new", False, (), "new"),
         KernelShape("factory", "out = a new tensor on the `device` argument, filled by the launch", "new", False,
                     (("device", ("optional_device",)),)),
         KernelShape("inplace", "self = f(self, ...); returns self", "self", True, (("self", ("tensor",)),)),

@@ -49,12 +49,6 @@ void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t
 // _cdist_forward: the op's arguments
 at::Tensor cdist_forward(const LaunchDevice& launch_device, const at::Tensor & x1, const at::Tensor & x2, double p, ::std::optional<int64_t> compute_mode);
 
-// clamp, clamp.out, clamp_: ATen's at::meta::structured_clamp
-void clamp(const LaunchDevice& device, const at::Tensor & self, at::OptionalScalarRef min, at::OptionalScalarRef max, const at::Tensor & out);
-
-// clamp.Tensor, clamp.Tensor_out, clamp_.Tensor: ATen's at::meta::structured_clamp_Tensor
-void clamp_Tensor(const LaunchDevice& device, const at::Tensor & self, at::OptionalTensorRef min, at::OptionalTensorRef max, const at::Tensor & out);
-
 // conj_physical.out: the op's arguments
 at::Tensor & conj_physical(const LaunchDevice& launch_device, const at::Tensor & self, at::Tensor & out);
 
@@ -169,12 +163,6 @@ void fused_adamw_tensor_lr(const LaunchDevice& launch_device, at::TensorList sel
 // gather, gather.out: ATen's at::meta::structured_gather
 void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
 
-// gelu, gelu.out, gelu_: ATen's at::meta::structured_gelu
-void gelu(const LaunchDevice& device, const at::Tensor & self, c10::string_view approximate, const at::Tensor & out);
-
-// gelu_backward, gelu_backward.grad_input: ATen's at::meta::structured_gelu_backward
-void gelu_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, const at::Tensor & grad_input);
-
 // index.Tensor: ATen's at::meta::structured_index_Tensor
 void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
 
@@ -204,12 +192,6 @@ void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements,
 
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
-
-// isneginf, isneginf.out: ATen's at::meta::structured_isneginf
-void isneginf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
-
-// isposinf, isposinf.out: ATen's at::meta::structured_isposinf
-void isposinf(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & out);
 
 // linspace: the op's arguments
 at::Tensor linspace(const LaunchDevice& launch_device, const at::Scalar & start, const at::Scalar & end, int64_t steps, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);

@@ -16,10 +16,13 @@
 #include <c10/util/OptionalArrayRef.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/device.h"
@@ -55,6 +58,20 @@ inline c10::Scalar wrapped_value(const at::Tensor& t) {
 // The CPU 0-dim operands the device check lets through go to the launch
 // device with the launch path's own helper.
 using flagos::on_launch_device;
+
+// The code ACLNN takes for a string argument (registry `enums:`; gelu's
+// approximate: "none" -> 0, "tanh" -> 1), with ATen's wording for any
+// other string: ATen checks these in its CPU kernels, not its meta functions.
+template <typename Code>
+Code string_code(const char* op, const char* arg, std::string_view value,
+                 std::initializer_list<std::pair<std::string_view, Code>> codes, const char* accepted) {
+  for (const auto& [name, code] : codes) {
+    if (value == name) {
+      return code;
+    }
+  }
+  TORCH_CHECK(false, op, ": ", arg, " argument must be ", accepted, ", not '", value, "'");
+}
 
 inline std::vector<at::Tensor> tensor_vector(const at::ITensorListRef& tensors) {
   return std::vector<at::Tensor>(tensors.begin(), tensors.end());

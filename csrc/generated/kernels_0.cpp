@@ -69,11 +69,13 @@
 #include "flagos/aclnn/aclnnBitwiseXorScalar.h"
 #include "flagos/aclnn/aclnnBitwiseXorTensor.h"
 #include "flagos/aclnn/aclnnClampMaxTensor.h"
+#include "flagos/aclnn/aclnnClampTensor.h"
 #include "flagos/aclnn/aclnnErf.h"
 #include "flagos/aclnn/aclnnErfc.h"
 #include "flagos/aclnn/aclnnExp.h"
 #include "flagos/aclnn/aclnnExpm1.h"
 #include "flagos/aclnn/aclnnFloor.h"
+#include "flagos/aclnn/aclnnGeluBackwardV2.h"
 #include "flagos/aclnn/aclnnGroupNorm.h"
 #include "flagos/aclnn/aclnnGtScalar.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
@@ -328,7 +330,7 @@ at::Tensor & wrapper_clamp__Tensor(at::Tensor & self, const ::std::optional<at::
   flagos::StructuredInplace<at::meta::structured_clamp_Tensor> op(self);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
   op.check_written({{"min", min}, {"max", max}});
-  flagos::impl::clamp_Tensor(launch_device, self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()), self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, self);
   return self;
 }
 
@@ -471,10 +473,15 @@ at::Tensor wrapper_gelu_backward(const at::Tensor & grad_output, const at::Tenso
   flagos::check_same_device("gelu_backward", {{"grad_output", grad_output}, {"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_output);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(grad_output, self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_gelu_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), approximate);
+  }
   flagos::StructuredFunctional<at::meta::structured_gelu_backward, 1> op(launch_device);
   op.meta(grad_output, self, approximate);
-  flagos::impl::gelu_backward(launch_device, grad_output, self, approximate, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluBackwardV2, grad_output, self, flagos::gen::string_code<std::string_view>("gelu_backward", "approximate", approximate, {{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}, "either none or tanh"), out);
+  return std::move(out);
 }
 
 // gelu_backward.grad_input: gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)
@@ -484,10 +491,14 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   flagos::check_same_device("gelu_backward.grad_input", {{"grad_output", grad_output}, {"self", self}, {"grad_input", grad_input}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_input, grad_output);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(grad_output, self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_gelu_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), approximate, grad_input);
+  }
   flagos::StructuredOut<at::meta::structured_gelu_backward, 1> op(grad_input);
   op.meta(grad_output, self, approximate);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
-  flagos::impl::gelu_backward(launch_device, grad_output, self, approximate, grad_input);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluBackwardV2, grad_output, self, flagos::gen::string_code<std::string_view>("gelu_backward.grad_input", "approximate", approximate, {{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}, "either none or tanh"), grad_input);
   return grad_input;
 }
 

@@ -75,6 +75,7 @@
 #include "flagos/aclnn/aclnnBitwiseXorScalar.h"
 #include "flagos/aclnn/aclnnBitwiseXorTensor.h"
 #include "flagos/aclnn/aclnnCeil.h"
+#include "flagos/aclnn/aclnnClamp.h"
 #include "flagos/aclnn/aclnnClampMaxTensor.h"
 #include "flagos/aclnn/aclnnClampMinTensor.h"
 #include "flagos/aclnn/aclnnCos.h"
@@ -84,11 +85,15 @@
 #include "flagos/aclnn/aclnnExp2.h"
 #include "flagos/aclnn/aclnnExpm1.h"
 #include "flagos/aclnn/aclnnGeScalar.h"
+#include "flagos/aclnn/aclnnGeluV2.h"
 #include "flagos/aclnn/aclnnGroupNormBackward.h"
 #include "flagos/aclnn/aclnnInplaceDiv.h"
 #include "flagos/aclnn/aclnnInplaceDivs.h"
 #include "flagos/aclnn/aclnnInplaceMul.h"
 #include "flagos/aclnn/aclnnInplaceMuls.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnIsNegInf.h"
+#include "flagos/aclnn/aclnnIsPosInf.h"
 #include "flagos/aclnn/aclnnLog.h"
 #include "flagos/aclnn/aclnnLog10.h"
 #include "flagos/aclnn/aclnnLog2.h"
@@ -375,7 +380,7 @@ at::Tensor & wrapper_clamp_(at::Tensor & self, const ::std::optional<at::Scalar>
   flagos::StructuredInplace<at::meta::structured_clamp> op(self);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
   op.check_written({});
-  flagos::impl::clamp(launch_device, self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()), self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, self);
   return self;
 }
 
@@ -589,8 +594,9 @@ at::Tensor wrapper_gelu(const at::Tensor & self, c10::string_view approximate) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_gelu, 1> op(launch_device);
   op.meta(self, approximate);
-  flagos::impl::gelu(launch_device, self, approximate, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), out);
+  return std::move(out);
 }
 
 // isneginf.out: isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -600,10 +606,18 @@ at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::check_same_device("isneginf.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_isneginf_out(flagos::gen::on_launch_device(self, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_isneginf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  flagos::impl::isneginf(launch_device, self, out);
+  if (!at::isFloatingType(self.scalar_type())) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsNegInf, self, out);
   return out;
 }
 
@@ -614,10 +628,18 @@ at::Tensor & wrapper_isposinf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::check_same_device("isposinf.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_isposinf_out(flagos::gen::on_launch_device(self, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_isposinf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  flagos::impl::isposinf(launch_device, self, out);
+  if (!at::isFloatingType(self.scalar_type())) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsPosInf, self, out);
   return out;
 }
 

@@ -74,6 +74,7 @@
 #include "flagos/aclnn/aclnnBitwiseOrTensor.h"
 #include "flagos/aclnn/aclnnClampMax.h"
 #include "flagos/aclnn/aclnnClampMinTensor.h"
+#include "flagos/aclnn/aclnnClampTensor.h"
 #include "flagos/aclnn/aclnnCos.h"
 #include "flagos/aclnn/aclnnCosh.h"
 #include "flagos/aclnn/aclnnDiv.h"
@@ -334,10 +335,14 @@ at::Tensor & wrapper_clamp_Tensor_out(const at::Tensor & self, const ::std::opti
   flagos::check_same_device("clamp.Tensor_out", {{"self", self}, {"min", min}, {"max", max}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, min, max);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_clamp_Tensor_out(flagos::gen::on_launch_device(self, launch_device), min, max, out);
+  }
   flagos::StructuredOut<at::meta::structured_clamp_Tensor, 1> op(out);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
   op.check_written({{"self", self}, {"min", min}, {"max", max}});
-  flagos::impl::clamp_Tensor(launch_device, self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()), out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, out);
   return out;
 }
 

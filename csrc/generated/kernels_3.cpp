@@ -67,6 +67,7 @@
 #include "flagos/aclnn/aclnnAddr.h"
 #include "flagos/aclnn/aclnnAll.h"
 #include "flagos/aclnn/aclnnAtan.h"
+#include "flagos/aclnn/aclnnClamp.h"
 #include "flagos/aclnn/aclnnClampMin.h"
 #include "flagos/aclnn/aclnnCumprod.h"
 #include "flagos/aclnn/aclnnCumsum.h"
@@ -76,10 +77,13 @@
 #include "flagos/aclnn/aclnnEqTensor.h"
 #include "flagos/aclnn/aclnnErf.h"
 #include "flagos/aclnn/aclnnExp.h"
+#include "flagos/aclnn/aclnnGeluV2.h"
 #include "flagos/aclnn/aclnnGtScalar.h"
 #include "flagos/aclnn/aclnnGtTensor.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
 #include "flagos/aclnn/aclnnInplaceRelu.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnIsNegInf.h"
 #include "flagos/aclnn/aclnnLayerNormBackward.h"
 #include "flagos/aclnn/aclnnLeScalar.h"
 #include "flagos/aclnn/aclnnLeTensor.h"
@@ -334,10 +338,14 @@ at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at
   flagos::check_same_device("clamp.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_clamp_out(flagos::gen::on_launch_device(self, launch_device), min, max, out);
+  }
   flagos::StructuredOut<at::meta::structured_clamp, 1> op(out);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
   op.check_written({{"self", self}});
-  flagos::impl::clamp(launch_device, self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()), out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, out);
   return out;
 }
 
@@ -489,10 +497,14 @@ at::Tensor & wrapper_gelu_out(const at::Tensor & self, c10::string_view approxim
   flagos::check_same_device("gelu.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_gelu_out(flagos::gen::on_launch_device(self, launch_device), approximate, out);
+  }
   flagos::StructuredOut<at::meta::structured_gelu, 1> op(out);
   op.meta(self, approximate);
   op.check_written({{"self", self}});
-  flagos::impl::gelu(launch_device, self, approximate, out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu.out", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), out);
   return out;
 }
 
@@ -569,8 +581,13 @@ at::Tensor wrapper_isneginf(const at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_isneginf, 1> op(launch_device);
   op.meta(self);
-  flagos::impl::isneginf(launch_device, self, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (!at::isFloatingType(self.scalar_type())) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsNegInf, self, out);
+  return std::move(out);
 }
 
 // le.Tensor: le.Tensor(Tensor self, Tensor other) -> Tensor

@@ -76,6 +76,7 @@
 #include "flagos/aclnn/aclnnBitwiseXorScalar.h"
 #include "flagos/aclnn/aclnnBitwiseXorTensor.h"
 #include "flagos/aclnn/aclnnCeil.h"
+#include "flagos/aclnn/aclnnClamp.h"
 #include "flagos/aclnn/aclnnClampMax.h"
 #include "flagos/aclnn/aclnnClampMaxTensor.h"
 #include "flagos/aclnn/aclnnClampMinTensor.h"
@@ -418,8 +419,9 @@ at::Tensor wrapper_clamp(const at::Tensor & self, const ::std::optional<at::Scal
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_clamp, 1> op(launch_device);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
-  flagos::impl::clamp(launch_device, self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()), op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, out);
+  return std::move(out);
 }
 
 // clamp_max.out: clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)

@@ -79,6 +79,7 @@
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnCeil.h"
 #include "flagos/aclnn/aclnnClampMin.h"
+#include "flagos/aclnn/aclnnClampTensor.h"
 #include "flagos/aclnn/aclnnDot.h"
 #include "flagos/aclnn/aclnnExp.h"
 #include "flagos/aclnn/aclnnExp2.h"
@@ -88,6 +89,9 @@
 #include "flagos/aclnn/aclnnFloorDivides.h"
 #include "flagos/aclnn/aclnnFmodScalar.h"
 #include "flagos/aclnn/aclnnFmodTensor.h"
+#include "flagos/aclnn/aclnnGeluV2.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnIsPosInf.h"
 #include "flagos/aclnn/aclnnLerps.h"
 #include "flagos/aclnn/aclnnLog1p.h"
 #include "flagos/aclnn/aclnnLog2.h"
@@ -459,10 +463,15 @@ at::Tensor wrapper_clamp_Tensor(const at::Tensor & self, const ::std::optional<a
   flagos::check_same_device("clamp.Tensor", {{"self", self}, {"min", min}, {"max", max}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, min, max);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_clamp_Tensor(flagos::gen::on_launch_device(self, launch_device), min, max);
+  }
   flagos::StructuredFunctional<at::meta::structured_clamp_Tensor, 1> op(launch_device);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
-  flagos::impl::clamp_Tensor(launch_device, self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()), op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, out);
+  return std::move(out);
 }
 
 // clamp_min: clamp_min(Tensor self, Scalar min) -> Tensor
@@ -681,7 +690,7 @@ at::Tensor & wrapper_gelu_(at::Tensor & self, c10::string_view approximate) {
   flagos::StructuredInplace<at::meta::structured_gelu> op(self);
   op.meta(self, approximate);
   op.check_written({});
-  flagos::impl::gelu(launch_device, self, approximate, self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu_", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), self);
   return self;
 }
 
@@ -753,8 +762,13 @@ at::Tensor wrapper_isposinf(const at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_isposinf, 1> op(launch_device);
   op.meta(self);
-  flagos::impl::isposinf(launch_device, self, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (!at::isFloatingType(self.scalar_type())) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsPosInf, self, out);
+  return std::move(out);
 }
 
 // lerp.Scalar: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor

@@ -8,6 +8,7 @@ import pytest
 
 # neg is structured in torch (ATen's meta function computes its output): no `out:`.
 NEG = """- op: neg
+  variants: [functional, inplace, out]
   shape: unary
   launch: aclnnNeg(self, out)
   guard: first-tensor
@@ -15,8 +16,10 @@ NEG = """- op: neg
 
 # relu is not structured: its entry keeps the registry's output rules.
 RELU = """- op: relu
+  variants: [functional, inplace]
   shape: unary
   launch: aclnnRelu(self, out)
+  inplace_launch: aclnnInplaceRelu(self)
   out:
     size: self
     dtype: self
@@ -24,10 +27,17 @@ RELU = """- op: relu
   guard: first-tensor
 """
 
+# gelu's `approximate` string reaches aclnnGeluV2 as an int code.
+GELU = """  launch: aclnnGeluV2(self, approximate, out)
+  enums:
+    approximate: {none: 0, tanh: 1}
+"""
+
 
 CASES = {
     # name: (file, old, new, needle locating the reported line, op, message fragment)
-    "yaml syntax": ("yaml/ops/unary.yaml", "- op: exp\n  shape: unary", "- op: exp\n  shape: [unary",
+    "yaml syntax": ("yaml/ops/unary.yaml", "- op: exp\n  variants: [functional, inplace, out]\n  shape: unary",
+                    "- op: exp\n  variants: [functional, inplace, out]\n  shape: [unary",
                     None, None, "YAML syntax error"),
     "unknown key": ("yaml/ops/unary.yaml", NEG, NEG.replace("  guard:", "  guards: first-tensor\n  guard:"),
                     "guards:", "neg", "unknown key `guards`"),
@@ -37,10 +47,10 @@ CASES = {
         "yaml/ops/unary.yaml", NEG, NEG.replace("guard: first-tensor", "guard: explicit-arg\n  guard_arg: input"),
         "guard_arg: input", "neg", "guard_arg `input` is not an argument of neg"),
     "explicit-arg, not a tensor or device": (
-        "yaml/ops/binary.yaml", "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"
-        "  guard: first-tensor\n\n- op: add_.Tensor",
-        "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"
-        "  guard: explicit-arg\n  guard_arg: alpha\n\n- op: add_.Tensor",
+        "yaml/ops/binary.yaml", "  inplace_wrapped_number: aclnnInplaceAdds(self, item(other), alpha)\n"
+        "  guard: first-tensor\n\n- op: sub.Tensor",
+        "  inplace_wrapped_number: aclnnInplaceAdds(self, item(other), alpha)\n"
+        "  guard: explicit-arg\n  guard_arg: alpha\n\n- op: sub.Tensor",
         "guard_arg: alpha", "add.Tensor", "neither a tensor, a tensor list nor a device"),
     "first-tensor without tensors": (
         "yaml/ops/factory.yaml", "  guard: explicit-arg\n  guard_arg: device\n\n- op: zeros",
@@ -87,6 +97,52 @@ CASES = {
         "direction: out", None, "unknown key `direction`"),
     "unknown rule": ("yaml/ops/unary.yaml", RELU, RELU.replace("size: self", "size: broadcast(self)"),
                      "size: broadcast(self)", "relu", "takes 2 argument(s), not 1"),
+    # families: one entry, its forms under `variants`
+    "unknown variant": ("yaml/ops/unary.yaml", NEG, NEG.replace("inplace, out]", "inplace, outt]"),
+                        "outt]", "neg", "`variants` must list forms among functional, inplace, out, each once"),
+    "variant twice": ("yaml/ops/unary.yaml", NEG, NEG.replace("inplace, out]", "inplace, inplace]"),
+                      "inplace, inplace]", "neg", "`variants` must list forms among functional, inplace, out"),
+    "variant torch lacks": ("yaml/ops/unary.yaml", RELU, RELU.replace("[functional, inplace]", "[functional, out]"),
+                            "variants: [functional, out]", "relu",
+                            "has no out form of relu (it has: functional, inplace)"),
+    "family named by its in-place form": ("yaml/ops/unary.yaml", NEG, NEG.replace("op: neg", "op: neg_"),
+                                          "op: neg_", "neg_", "neg_ is not the functional form of its family"),
+    "inplace_launch without the in-place form": (
+        "yaml/ops/unary.yaml", RELU, RELU.replace("[functional, inplace]", "[functional]"),
+        "inplace_launch:", "relu", "`inplace_launch` without an in-place form"),
+    # string arguments: `enums:` maps the strings ATen accepts to ACLNN's codes
+    "string argument without enums": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.split("  enums:")[0], "aclnnGeluV2(self, approximate, out)", "gelu",
+        "`approximate` is a string: ACLNN takes it only as one of the values it knows"),
+    "enums of an argument that is not a string": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("    approximate:", "    self: {a: 0, b: 1}\n    approximate:"),
+        "self: {a: 0, b: 1}", "gelu", "enums: `self` is not a `str` argument of gelu"),
+    "enums with mixed codes": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("tanh: 1", "tanh: tanh"), "approximate: {none: 0",
+        "gelu", "the codes of `approximate` must be all integers or all strings"),
+    "enums with one string": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace(", tanh: 1", ""), "approximate: {none: 0}",
+        "gelu", "enums: `approximate` must map each string it takes to its code, two or more"),
+    "enums string that is not a word": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("tanh: 1", "'tanh\\\"': 1"), "approximate: {none: 0",
+        "gelu", "enums: `approximate` must map each string it takes to its code, two or more"),
+    # alternate launches
+    "alternate without when": (
+        "yaml/ops/selection.yaml", "  alternate:\n    when: not_floating(self)\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "  alternate:\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "alternate:", "isposinf", "`alternate` needs `when` and `launch`"),
+    "alternate when that is not a bool": (
+        "yaml/ops/selection.yaml", "    when: not_floating(self)\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "    when: self\n    launch: aclnnInplaceZero(out)\n"
+        "  guard: first-tensor\n\n- op: isneginf", "launch: aclnnInplaceZero(out)", "isposinf",
+        "alternate.when: `self` is a Tensor, not a bool"),
+    "alternate launch of an unknown operator": (
+        "yaml/ops/selection.yaml", "    launch: aclnnInplaceZero(out)\n  guard: first-tensor\n\n- op: isneginf",
+        "    launch: aclnnInplaceZeros(out)\n  guard: first-tensor\n\n- op: isneginf", "aclnnInplaceZeros(out)",
+        "isposinf", "entry point `aclnnInplaceZeros` has no prototype"),
+    "inplace_launch outside a family": (
+        "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
+        "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),
 }
 
 
@@ -183,23 +239,40 @@ def _refused(ws, file: str, needle: str, op: str, message: str, fix: str, before
 # An `out:` rule on a structured op of each kind: functional (one output, several), out=, in place.
 STRUCTURED_OUT = {
     # name: (file, entry head the rule is added after, op, meta class, the outputs the fix names)
-    "functional": ("yaml/ops/unary.yaml", "- op: neg\n  shape: unary\n  launch: aclnnNeg(self, out)\n",
-                   "neg", "at::meta::structured_neg", "out"),
+    "functional": ("yaml/ops/unary.yaml", "- op: neg\n  variants: [functional, inplace, out]\n  shape: unary\n"
+                   "  launch: aclnnNeg(self, out)\n", "neg", "at::meta::structured_neg", "out"),
     "several outputs": ("yaml/ops/reduction_more.yaml",
-                        "- op: max.dim\n  shape: general\n  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
+                        "- op: max.dim\n  variants: [functional, out]\n  shape: general\n"
+                        "  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
                         "max.dim", "at::meta::structured_max_dim", "values, indices"),
-    "out=": ("yaml/ops/reduction_more.yaml",
-             "- op: max.dim_max\n  shape: general\n  launch: aclnnMaxDim(self, dim, keepdim, max, max_values)\n",
-             "max.dim_max", "at::meta::structured_max_dim", "max, max_values"),
+    "out=": ("yaml/ops/binary_math.yaml",
+             "- op: pow.Tensor_Tensor_out\n  shape: out\n  launch: aclnnPowTensorTensor(self, exponent, out)\n",
+             "pow.Tensor_Tensor_out", "at::meta::structured_pow_Tensor_Tensor", "out"),
+    # a family's out= form takes the functional form's rules without their dtype: still refused
+    "out= of a family": ("yaml/ops/reduction_more.yaml",
+                         "- op: max.dim\n  variants: [functional, out]\n  shape: general\n"
+                         "  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n",
+                         "max.dim_max", "at::meta::structured_max_dim", "max, max_values"),
+    # mul_.Tensor out of mul's family, as an entry of its own (a family's in-place form has no rules)
     "in place": ("yaml/ops/binary.yaml",
                  "- op: mul_.Tensor\n  shape: inplace\n  launch: aclnnInplaceMul(self, other)\n",
                  "mul_.Tensor", "at::meta::structured_mul_Tensor", "self"),
+}
+# Edits made before the rule is added: (file, old, new) each.
+STRUCTURED_OUT_SETUP = {
+    "in place": [("yaml/ops/binary.yaml", "- op: mul.Tensor\n  variants: [functional, inplace, out]\n",
+                  "- op: mul_.Tensor\n  shape: inplace\n  launch: aclnnInplaceMul(self, other)\n"
+                  "  guard: first-tensor\n\n- op: mul.Tensor\n  variants: [functional, out]\n"),
+                 ("yaml/ops/binary.yaml", "  inplace_launch: aclnnInplaceMul(self, other)\n"
+                  "  inplace_wrapped_number: aclnnInplaceMuls(self, item(other))\n", "")],
 }
 
 
 @pytest.mark.parametrize("case", sorted(STRUCTURED_OUT))
 def test_structured_op_with_out_rules_is_refused(ws, case):
     file, head, op, meta, outputs = STRUCTURED_OUT[case]
+    for edit in STRUCTURED_OUT_SETUP.get(case, []):
+        ws.edit(*edit)
     assert ws.run().code == 0
     before = _snapshot(ws)
     ws.edit(file, head, head + "  out:  # the refused rules\n    size: self\n    dtype: self\n")
@@ -210,7 +283,7 @@ def test_structured_op_with_out_rules_is_refused(ws, case):
 
 
 def test_check_on_a_structured_op_is_refused(ws):
-    head = "- op: neg\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
+    head = "- op: neg\n  variants: [functional, inplace, out]\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
     ws.edit("yaml/ops/unary.yaml", head, head + "  check: neg\n")
     _refused(ws, "yaml/ops/unary.yaml", "check: neg", "neg",
              f"neg is structured in torch {_torch()}: its meta function (at::meta::structured_neg) checks its "
@@ -287,3 +360,70 @@ def test_one_impl_in_two_files_is_refused(ws):
     _refused(ws, "yaml/handwritten.yaml", "- op: gather.out", "gather.out",
              f"impl gather is defined in csrc/handwritten/indexing_ops.cc (yaml/handwritten.yaml:{gather})",
              "write `file: csrc/handwritten/indexing_ops.cc`")
+
+
+def test_family_forms_are_reported_by_their_own_names(ws):
+    """A problem of one form (neg.out is structured: `out:` rules are refused) names that form, at the
+    family entry's line; a problem of the shared launch is reported once, for the functional form."""
+    ws.edit("yaml/ops/unary.yaml", NEG, NEG.replace("aclnnNeg(self, out)", "aclnnNeg(self)"))
+    run = ws.run()
+    assert run.code == 2
+    line = ws.line_of("yaml/ops/unary.yaml", "aclnnNeg(self)")
+    reported = [e for e in run.err.split("\n") if "aclnnNeg takes 2 argument(s)" in e]
+    assert reported == [f"yaml/ops/unary.yaml:{line}: neg: launch: aclnnNeg takes 2 argument(s), the launch passes 1"]
+
+
+def test_family_fix_names_the_functional_overload(ws):
+    ws.edit("yaml/ops/unary.yaml", NEG, NEG.replace("op: neg", "op: neg.out"))
+    _refused(ws, "yaml/ops/unary.yaml", "op: neg.out", "neg.out", "neg.out is not the functional form of its family",
+             "name the functional overload (`op: neg`) and list the forms under `variants`")
+
+
+@pytest.mark.parametrize("op, forms", [
+    ("atan2", ("atan2", "atan2_", "atan2.out")),
+    ("fmod.Tensor", ("fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out")),
+    ("max.dim", ("max.dim", "max.dim_max")),
+])
+def test_family_forms_take_torchs_overload_names(ws, op, forms):
+    """Each form is registered under the overload torchgen groups with the functional one."""
+    from codegen.registry import Paths, load_registry
+
+    ops = {entry.op: entry for entry in load_registry(Paths(ws.root)).ops}
+    assert set(forms) <= set(ops)
+    assert len({ops[form].loc for form in forms}) == 1  # one entry
+    # Negative control: a family without its in-place form registers no in-place op.
+    if len(forms) == 3:
+        file = ops[op].loc.file
+        ws.edit(file, f"- op: {op}\n  variants: [functional, inplace, out]\n", f"- op: {op}\n  variants: [functional, out]\n")
+        ops = {entry.op for entry in load_registry(Paths(ws.root)).ops}
+        assert forms[1] not in ops and forms[2] in ops
+
+
+def test_enums_render_codes_and_atens_message(ws):
+    """gelu's wrapper passes approximate's code; gelu_backward's passes the checked string."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
+    code = generate(Paths(ws.root), aten_schemas()).code
+    assert ('flagos::gen::string_code<int64_t>("gelu", "approximate", approximate, '
+            '{{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh")') in code["gelu"]
+    assert "int64_t{1}" in code["gelu_"] and "gelu_" in code["gelu_"]
+    assert ('string_code<std::string_view>("gelu_backward.grad_input", "approximate", approximate, '
+            '{{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}') in code["gelu_backward.grad_input"]
+
+
+def test_alternate_launch_is_guarded_by_its_condition(ws):
+    """isposinf.out writes false for integer inputs (aclnnInplaceZero on its out= argument) before the
+    launch CANN would refuse; negative control: without `alternate` the wrapper has no such branch."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
+    code = generate(Paths(ws.root), aten_schemas()).code["isposinf.out"]
+    branch = ("  if (!at::isFloatingType(self.scalar_type())) {\n"
+              "    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);\n    return out;\n  }\n")
+    assert branch + "  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsPosInf, self, out);" in code
+    ws.edit("yaml/ops/selection.yaml", "  launch: aclnnIsPosInf(self, out)\n  alternate:\n    when: not_floating(self)\n"
+            "    launch: aclnnInplaceZero(out)\n", "  launch: aclnnIsPosInf(self, out)\n")
+    assert "aclnnInplaceZero" not in generate(Paths(ws.root), aten_schemas()).code["isposinf.out"]

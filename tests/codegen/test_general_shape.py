@@ -27,7 +27,9 @@ LAYER_NORM = """- op: native_layer_norm
 """
 FILE = "yaml/ops/norm.yaml"
 # addr.out is not structured: a mapping `out:` names its single out= argument.
-ADDR_OUT = "  out:\n    size: outer(vec1, vec2)\n  check: addr"
+ADDR = "- op: addr\n  variants: [functional, out]\n"
+ADDR_OUT = ("- op: addr.out\n  shape: general\n  launch: aclnnAddr(self, vec1, vec2, beta, alpha, out)\n"
+            "  out:\n    size: outer(vec1, vec2)\n  check: addr\n  guard: explicit-arg\n  guard_arg: vec1\n\n")
 
 ERRORS = {
     # name: (file, old, new, needle of the reported line, message fragment)
@@ -44,7 +46,8 @@ ERRORS = {
                                              "    - name: mean\n      size: norm_stats(input, normalized_shape)\n"),
         "- name: mean", "output `mean` is allocated: it needs `size` and `dtype`"),
     "out= outputs not the out= arguments": (
-        "yaml/ops/linalg.yaml", ADDR_OUT, ADDR_OUT.replace("    size:", "    - name: result\n      size:"),
+        "yaml/ops/linalg.yaml", ADDR, ADDR_OUT.replace("    size:", "    - name: result\n      size:") + ADDR.replace(
+            "functional, out", "functional"),
         "- name: result", "an out= op's outputs are its out= arguments (out), not result"),
     "when that is not a bool": (
         FILE, "      dtype: bias or input\n      when: flag(output_mask, 2)",
@@ -68,7 +71,8 @@ def test_general_registry_error(ws, case):
 
 def test_list_out_only_for_general(ws):
     # relu (shape unary) is not structured: it keeps an `out:` mapping
-    head = "- op: relu\n  shape: unary\n  launch: aclnnRelu(self, out)\n  out:\n"
+    head = ("- op: relu\n  variants: [functional, inplace]\n  shape: unary\n  launch: aclnnRelu(self, out)\n"
+            "  inplace_launch: aclnnInplaceRelu(self)\n  out:\n")
     ws.edit("yaml/ops/unary.yaml", head + "    size: self\n    dtype: self\n",
             head + "    - name: out\n      size: self\n      dtype: self\n")
     run = ws.run()

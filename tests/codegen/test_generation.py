@@ -128,31 +128,39 @@ def test_summary_lines(ws):
     run = ws.run("--check")
     assert run.code == 0 and run.out == f"csrc/generated is up to date ({counts}); kernel lint passed\n", run.out
     ws.edit("yaml/ops/unary.yaml", "  guard: first-tensor\n\n- op: exp",
-            "  guard: explicit-arg\n  guard_arg: self\n\n- op: exp")  # neg's policy
+            "  guard: explicit-arg\n  guard_arg: self\n\n- op: exp")  # the policy of neg's family
     run = ws.run()
-    assert run.code == 0 and run.out == _summary(ws, written=1)[:-1] + f": {shard_file(shard_of('neg'))}\n", run.out
+    shards = sorted({shard_file(shard_of(op)) for op in NEG_FAMILY})
+    assert run.code == 0 and run.out == _summary(ws, written=len(shards))[:-1] + f": {', '.join(shards)}\n", run.out
 
 
-def test_one_policy_edit_touches_one_wrapper(ws):
+NEG_FAMILY = ("neg", "neg_", "neg.out")  # one entry of yaml/ops/unary.yaml
+
+
+def test_one_policy_edit_touches_one_family(ws):
     assert ws.run().code == 0
     before = ws.outputs()
     ws.edit("yaml/ops/unary.yaml", "  guard: first-tensor\n\n- op: exp",
-            "  guard: explicit-arg\n  guard_arg: self\n\n- op: exp")  # neg's policy
+            "  guard: explicit-arg\n  guard_arg: self\n\n- op: exp")  # the policy of neg's family
     run = ws.run()
     assert run.code == 0
     after = ws.outputs()
     changed = [name for name in before if before[name] != after[name]]
-    assert changed == [shard_file(shard_of("neg"))]
-    text_before = before[changed[0]].decode().splitlines()
-    text_after = after[changed[0]].decode().splitlines()
-    # Every changed line lies inside wrapper_neg.
-    start = text_after.index(next(line for line in text_after if line.startswith("// neg: ")))
-    end = text_after.index("}", start)
-    matcher = difflib.SequenceMatcher(a=text_before, b=text_after, autojunk=False)
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            assert start <= j1 and j2 <= end + 1, (tag, text_after[j1:j2])
-    assert "// guard explicit-arg: the device of `self`" in text_after[start:end]
+    assert changed == sorted({shard_file(shard_of(op)) for op in NEG_FAMILY})
+    # Every changed line lies inside the wrappers of neg's forms.
+    for name in changed:
+        text_before = before[name].decode().splitlines()
+        text_after = after[name].decode().splitlines()
+        wrappers = []
+        for op in NEG_FAMILY:
+            if shard_file(shard_of(op)) == name:
+                start = text_after.index(next(line for line in text_after if line.startswith(f"// {op}: ")))
+                wrappers.append((start, text_after.index("}", start)))
+                assert "// guard explicit-arg: the device of `self`" in text_after[start:wrappers[-1][1]]
+        matcher = difflib.SequenceMatcher(a=text_before, b=text_after, autojunk=False)
+        for tag, _, _, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                assert any(start <= j1 and j2 <= end + 1 for start, end in wrappers), (tag, text_after[j1:j2])
 
 
 def test_check_passes_on_the_repository(capsys):

@@ -40,9 +40,9 @@ ENTRY = "\n- op: relu_\n  guard: first-tensor\n  file: csrc/handwritten/relu.cc\
 
 def _handwritten(ws, source: str, listed: bool = True) -> None:
     ws.write("csrc/handwritten/relu.cc", source)
-    # relu_ moves from the generated registry to the handwritten one.
-    ws.edit("yaml/ops/unary.yaml", "- op: relu_\n  shape: inplace\n  launch: aclnnInplaceRelu(self)\n"
-            "  check: relu\n  guard: first-tensor\n", "")
+    # relu_ moves from the generated registry (relu's family) to the handwritten one.
+    ws.edit("yaml/ops/unary.yaml", "  variants: [functional, inplace]\n", "")
+    ws.edit("yaml/ops/unary.yaml", "  inplace_launch: aclnnInplaceRelu(self)\n", "")
     if listed:
         with open(ws.path("yaml", "handwritten.yaml"), "a", encoding="utf-8") as handle:
             handle.write(ENTRY)
@@ -368,7 +368,7 @@ def test_type_only_uses_are_not_launches():
 # lerp.Scalar's group moves from the generated registry to a handwritten body: the generator
 # writes and registers its three wrappers; lerp.cc defines only flagos::impl::lerp_scalar.
 
-LERP_OPS = ("lerp.Scalar", "lerp.Scalar_out", "lerp_.Scalar")
+LERP_OPS = ("lerp.Scalar", "lerp.Scalar_out", "lerp_.Scalar")  # one family entry: lerp.Scalar
 LERP_BODY = """#include <ATen/core/Tensor.h>
 
 #include "flagos/aclnn/aclnnLerps.h"
@@ -388,10 +388,9 @@ void lerp_scalar(const LaunchDevice& device, const at::Tensor& self, const at::T
 
 def _lerp_body(ws, source: str = LERP_BODY) -> None:
     text = ws.read("yaml", "ops", "binary_math.yaml")
-    for op in LERP_OPS:
-        start = text.index(f"- op: {op}\n")
-        end = text.find("\n\n", start)
-        text = text[:start] + text[end + 2 if end >= 0 else len(text):]
+    start = text.index("- op: lerp.Scalar\n")
+    end = text.find("\n\n", start)
+    text = text[:start] + text[end + 2 if end >= 0 else len(text):]
     ws.write("yaml/ops/binary_math.yaml", text)
     with open(ws.path("yaml", "handwritten.yaml"), "a", encoding="utf-8") as handle:
         for op in LERP_OPS:

@@ -256,9 +256,8 @@ def test_a_body_takes_one_output_per_out_argument_of_its_group(ws):
     """max.dim and max.dim_max as the handwritten body max_dim: the body takes max.dim_max's two out=
     arguments, and the functional wrapper passes it the meta class's two outputs."""
     text = ws.read("yaml", "ops", "reduction_more.yaml")
-    for op in ("max.dim", "max.dim_max"):
-        start = text.index(f"- op: {op}\n")
-        text = text[:start] + text[text.index("\n\n", start) + 2:]
+    start = text.index("- op: max.dim\n")  # the family entry of max.dim and max.dim_max
+    text = text[:start] + text[text.index("\n\n", start) + 2:]
     ws.write("yaml/ops/reduction_more.yaml", text)
     with open(ws.path("yaml", "handwritten.yaml"), "a", encoding="utf-8") as handle:
         for op in ("max.dim", "max.dim_max"):

@@ -80,16 +80,19 @@ def _accepts_python_number(op: str, shape: str) -> bool:
     return True
 
 
-# ---- elementwise math (yaml/ops/unary_math.yaml, binary_math.yaml, activation_backward.yaml,
-# selection.yaml) ----
+# ---- elementwise math (yaml/ops/unary.yaml, unary_math.yaml, binary_math.yaml, scalar.yaml,
+# activation_backward.yaml, selection.yaml; their in-place and out= forms are forms of their families) ----
 # Their inputs are built from the schema: every Tensor argument a sample
 # (self full size; the others also broadcast), every Scalar a value by name,
 # integers for the bitwise ops, a domain per op, and out= forms an `out` of
 # the matching dtype.
-_ELEMENTWISE_FILES = ("unary_math.yaml", "binary_math.yaml", "activation_backward.yaml", "selection.yaml")
+_ELEMENTWISE_FILES = ("unary.yaml", "unary_math.yaml", "binary_math.yaml", "scalar.yaml", "activation_backward.yaml",
+                      "selection.yaml")
 _INTEGER_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 _POSITIVE_OPS = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow")
 _UNIT_OPS = ("asin", "acos")  # |x| < 1
+_BOOL_OPS = ("isposinf", "isneginf")  # their out= tensors are bool
+_SAME_SIZE_OPS = ("gelu_backward",)  # no broadcast: ATen's CPU kernel refuses it too
 _SCALAR_VALUES = {"other": 2.5, "exponent": 2.0, "min": -0.5, "max": 0.5, "weight": 0.25, "threshold": 0.1}
 
 
@@ -116,15 +119,16 @@ def _elementwise_cases(entry, schema) -> list[Case]:
                 sizes = (4,) if broadcast and a.name != tensors[0] else (3, 4)
                 value = sample(*sizes).roll(tensors.index(a.name))  # distinct values per argument
                 values.append(value > 0 if a.name == "condition" else value)  # where's bool condition
-            elif a.kind == "scalar":
+            elif a.kind in ("scalar", "optional_scalar"):  # clamp's optional bounds: both given
                 values.append(3 if integer else _SCALAR_VALUES.get(a.name, 1.0))
             else:
                 raise AssertionError(f"{entry.op}: no sample for argument {a.name} ({a.type})")
         return tuple(values)
 
     cases = [Case("same size", args(False))]
-    if len(tensors) >= 2:
+    if len(tensors) >= 2 and base not in _SAME_SIZE_OPS:
         cases.append(Case("broadcast", args(True)))
+    if len(tensors) >= 2:
         operand = next((a.name for a in inputs if a.kind == "tensor" and a.name != tensors[0]), None)
         if operand is not None:  # a Python number reaching a Tensor argument
             cases.append(Case("cpu 0-dim tensor", args(False, **{operand: CpuScalar(3 if integer else 0.75)})))
@@ -137,7 +141,8 @@ def _elementwise_cases(entry, schema) -> list[Case]:
     outs = [a.name for a in schema.arguments if a.is_out]
     for case in cases:
         for name in outs:
-            case.kwargs[name] = torch.empty(0, dtype=torch.int64 if integer else torch.float32)
+            case.kwargs[name] = torch.empty(0, dtype=torch.bool if base in _BOOL_OPS else
+                                            torch.int64 if integer else torch.float32)
     return cases
 
 

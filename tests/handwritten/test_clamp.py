@@ -1,4 +1,4 @@
-"""clamp with scalar and tensor bounds (csrc/handwritten/clamp.cc:
+"""clamp with scalar and tensor bounds (generated from yaml/ops/binary_math.yaml, once handwritten:
 aclnnClamp, aclnnClampTensor), functional, in place and out=, on flagos:2
 while flagos:0 is current, against the CPU. An absent bound is a nullptr
 argument, and the executor cache keeps clamp(x, min) and clamp(x, max=...)

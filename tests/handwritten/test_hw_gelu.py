@@ -1,4 +1,6 @@
-"""gelu and gelu_backward in both approximate modes, on a non-current device."""
+"""gelu and gelu_backward in both approximate modes, on a non-current device (generated from
+yaml/ops/unary_math.yaml and activation_backward.yaml, once handwritten: the string `approximate`
+reaches CANN through `enums:`)."""
 
 import pytest
 import torch

@@ -1,8 +1,8 @@
 """Selection and special values on flagos:2 while flagos:0 is current, against
-the CPU: nonzero (csrc/handwritten/nonzero.cc), isin (isin.cc), isposinf /
-isneginf (special_values.cc), and the generated where, isinf and isnan
-(yaml/ops/selection.yaml) on the values that matter (inf, -inf, NaN, Python
-numbers)."""
+the CPU: nonzero (csrc/handwritten/nonzero.cc), isin (isin.cc), and the
+generated where, isinf, isnan, isposinf and isneginf (yaml/ops/selection.yaml;
+integers through an `alternate:` launch) on the values that matter (inf,
+-inf, NaN, Python numbers)."""
 
 import pytest
 import torch
