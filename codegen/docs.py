@@ -12,7 +12,8 @@ marker on the line above its opening fence:
 `python -m codegen --check` fails on a `from:` block that differs from its
 source, and on a yaml/cpp block with no marker; `python -m codegen --docs`
 rewrites the `from:` blocks. Entries are found by name, so regenerating or
-reordering the sources moves nothing.
+reordering the sources moves nothing. The README's line of op counts
+(`- **N ops** with a kernel: ...`) is held to the registry the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ MARKER = re.compile(r"^\s*<!--\s*(from|add-an-op|example):\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+)([\w+-]*)\s*$")
 SELECTORS = ("key", "op", "wrapper")
 GENERATED = "csrc/generated"
+COUNTS = re.compile(r"^- \*\*[\d,]+ ops\*\* with a kernel: .*$", re.M)
 
 
 class DocsError(Exception):
@@ -129,15 +131,42 @@ def excerpt(root: str, marker: str, wrappers: dict[str, str]) -> str:
     return "\n\n".join(entries)
 
 
+def counts_line(ops: int, generated: int, handwritten: int, bodies: int, guards: dict[str, int]) -> str:
+    """The README's line of op counts, as `python -m codegen --report` counts them."""
+    unguarded = guards.get("none", 0)
+    return (f"- **{ops} ops** with a kernel: {generated} generated from `yaml/ops/*.yaml` and {handwritten} "
+            f"handwritten (`yaml/handwritten.yaml`), {bodies} of those bodies of generated wrappers; "
+            f"{guards.get('first-tensor', 0)} guard on their first tensor, {guards.get('explicit-arg', 0)} on an "
+            f"explicit argument (a factory's `device`, a copy's destination), "
+            f"{unguarded or 'none'} without a guard.")
+
+
+def _review_counts(root: str, counts: str, refresh: bool, fix_command: str) -> tuple[list[str], list[str]]:
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        return [], []
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    found = COUNTS.search(text)
+    if found is None or found.group(0) == counts:
+        return [], []
+    if refresh:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text[:found.start()] + counts + text[found.end():])
+        return [], ["README.md"]
+    line = text.count("\n", 0, found.start()) + 1
+    return [f"README.md:{line}: the op counts differ from the registry's:\n    {counts}\n    fix: {fix_command}"], []
+
+
 def _problem(block: Block, what: str, fix: str) -> str:
     return f"{block.doc}:{block.line}: {what}\n    fix: {fix}"
 
 
 def review(root: str, wrappers: dict[str, str], refresh: bool = False,
-           fix_command: str = "python -m codegen --docs") -> tuple[list[str], list[str]]:
-    """Checks every doc's code blocks; with `refresh`, rewrites the stale `from:` blocks.
-    Returns (problems, docs rewritten)."""
-    problems, rewritten = [], []
+           fix_command: str = "python -m codegen --docs", counts: str | None = None) -> tuple[list[str], list[str]]:
+    """Checks every doc's code blocks (and, given `counts`, the README's op counts); with `refresh`,
+    rewrites the stale ones. Returns (problems, docs rewritten)."""
+    problems, rewritten = _review_counts(root, counts, refresh, fix_command) if counts else ([], [])
     for doc in doc_files(root):
         path = os.path.join(root, doc)
         with open(path, encoding="utf-8") as handle:
@@ -173,4 +202,4 @@ def review(root: str, wrappers: dict[str, str], refresh: bool = False,
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(new_text)
             rewritten.append(doc)
-    return problems, rewritten
+    return problems, sorted(set(rewritten))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from dataclasses import dataclass
 
 from codegen import docs, gen_aclnn_header, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
@@ -108,6 +109,14 @@ def _fix_command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
+def _counts_line(generation: Generation, schemas: ATenSchemas) -> str:
+    """The README's line of op counts (codegen/docs.py), from the report's rows."""
+    rows = policy_rows(generation.registry, generation.kernels, schemas)
+    bodies = sum(1 for entry in generation.registry.handwritten if entry.impl is not None)
+    return docs.counts_line(len(rows), sum(r.kind == "generated" for r in rows),
+                            sum(r.kind == "handwritten" for r in rows), bodies, Counter(r.guard for r in rows))
+
+
 def _docs_command(args: argparse.Namespace) -> str:
     return "python -m codegen --docs" + (f" --root {args.root}" if args.root != REPO_ROOT else "")
 
@@ -196,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.verify_cann:
         return _verify_cann(args.verify_cann, generation.registry, paths)
     if args.docs:
-        problems, rewritten = docs.review(paths.root, generation.code, refresh=True)
+        problems, rewritten = docs.review(paths.root, generation.code, refresh=True,
+                                          counts=_counts_line(generation, schemas))
         for problem in problems:
             print(problem, file=sys.stderr)
         print(f"docs: {len(rewritten)} file(s) rewritten" + (": " + ", ".join(rewritten) if rewritten else ""))
@@ -219,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
             for problem in lint:
                 print(problem, file=sys.stderr)
             failed = True
-        stale_docs, _ = docs.review(paths.root, generation.code, fix_command=_docs_command(args))
+        stale_docs, _ = docs.review(paths.root, generation.code, fix_command=_docs_command(args),
+                                    counts=_counts_line(generation, schemas))
         if stale_docs:
             print(f"docs: {len(stale_docs)} code block(s) do not match their source", file=sys.stderr)
             for problem in stale_docs:

@@ -1,7 +1,9 @@
-"""The docs' code blocks against their sources (codegen/docs.py): `--check` fails on a stale
-block, `--docs` rewrites it, and entries are found by name."""
+"""The docs' code blocks and the README's op counts against their sources (codegen/docs.py):
+`--check` fails on a stale block, `--docs` rewrites it, and entries are found by name."""
 
 from __future__ import annotations
+
+import json
 
 from codegen import docs
 from codegen.main import REPO_ROOT as REPO
@@ -126,3 +128,24 @@ def test_a_marker_that_names_nothing_fails(ws):
         run = ws.run("--check")
         assert run.code == 1 and f"docs/a.md:6: `{marker}`: {message}" in run.err, (marker, run.err)
         assert ws.run("--docs").code == 1
+
+
+def test_the_readme_op_counts_follow_the_registry(ws):
+    _generated(ws)
+    run = ws.run("--report", "--format", "json")
+    totals = json.loads(run.out)["totals"]
+    bodies = ws.read("yaml", "handwritten.yaml").count("\n  impl: ")
+    line = docs.counts_line(totals["ops"], totals["generated"], totals["handwritten"], bodies, totals["guard"])
+    ws.write("README.md", f"# torch_fl\n\n## Covered\n\n{line}\n  `--report` lists them.\n")
+    assert ws.run("--check").code == 0
+    # One more generated op: the README's line is stale until --docs rewrites it.
+    with open(ws.path("yaml", "ops", "unary_math.yaml"), "a", encoding="utf-8") as handle:
+        handle.write("\n- op: acosh\n  shape: unary\n  launch: aclnnSqrt(self, out)\n  guard: first-tensor\n")
+    assert ws.run().code == 0
+    run = ws.run("--check")
+    assert run.code == 1 and "README.md:5: the op counts differ from the registry's" in run.err
+    assert f"- **{totals['ops'] + 1} ops** with a kernel: {totals['generated'] + 1} generated" in run.err
+    assert ws.run("--docs").code == 0
+    assert f"- **{totals['ops'] + 1} ops** with a kernel:" in ws.read("README.md")
+    assert "  `--report` lists them.\n" in ws.read("README.md")
+    assert ws.run("--check").code == 0
