@@ -1,9 +1,10 @@
 """Adding an op end to end, as docs/codegen.md "Adding an op" says, without
-touching the repository: a throwaway unary op gets its ACLNN prototype
-(yaml/aclnn.yaml), its registry entry (yaml/ops/unary_math.yaml) and its
-simulator operator (csrc/sim/opapi/ops_unary.cc); then `python -m codegen`,
-an incremental `ninja` of the existing build, `--check`, a call of the op on
-a flagos device and the tests that pick it up from the registry.
+touching the repository: a throwaway unary op gets its ACLNN prototype, its
+simulator operator and its registry entry, taken from the doc's own blocks
+(`<!-- add-an-op: FILE -->`, appended to FILE); then the doc's commands:
+`python -m codegen` and `--docs`, an incremental `ninja` of the existing
+build, the tests that pick the op up from the registry and `--check`; and
+a call of the op on a flagos device.
 
 Where: in a private mount namespace (`unshare -m`), the repository is
 overlaid (overlayfs) with an empty upper folder in a temp dir, so the edits,
@@ -36,6 +37,10 @@ from dataclasses import asdict, dataclass
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join("build", "cmake")
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from codegen.docs import blocks  # noqa: E402
 
 
 def _configure_command(root: str) -> list[str]:
@@ -61,7 +66,7 @@ class Candidate:
     high: float
 
 
-# The first one the registry does not have yet is the throwaway op.
+# The first one the registry does not have yet is the throwaway op; the first is the doc's example.
 CANDIDATES = (
     Candidate("acosh", "aclnnAcosh", "hicann/ops-math/math/acosh/op_api/aclnn_acosh.h", "self", 1.1, 3.0),
     Candidate("asinh", "aclnnAsinh", "hicann/ops-math/math/asinh/op_api/aclnn_asinh.h", "input", -2.0, 2.0),
@@ -89,34 +94,45 @@ def pick_candidate(root: str) -> Candidate | None:
     return None
 
 
-# ---- the edits ("Adding an op", steps 2 to 4) ------------------------------
+# ---- the edits ("Adding an op", steps 2 to 4, from the doc) ---------------
 
-def _append(path: str, text: str) -> None:
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(text)
+DOC = os.path.join("docs", "codegen.md")
+
+# The doc's commands, run in this order (test_add_an_op checks the doc shows each).
+CODEGEN = "python -m codegen"
+DOCS = "python -m codegen --docs"
+REBUILD = f"ninja -C {BUILD}"
+TESTS = "python -m pytest tests/generated tests/device -k {op}"
+CHECK = "python -m codegen --check"
+
+
+def doc_edits(root: str) -> list[tuple[str, str]]:
+    """The doc's "Adding an op" blocks, in order: (file to append to, text), for CANDIDATES[0]."""
+    with open(os.path.join(root, DOC), encoding="utf-8") as handle:
+        found = [(b.marker, b.body) for b in blocks(DOC, handle.read()) if b.kind == "add-an-op"]
+    if not found:
+        raise RuntimeError(f"{DOC} has no `<!-- add-an-op: FILE -->` block")
+    return found
+
+
+def for_candidate(text: str, target: str, c: Candidate) -> str:
+    """The doc's example (CANDIDATES[0]) turned into candidate `c`: its names, and CANN's name of
+    its input in the prototype and the simulator."""
+    example = CANDIDATES[0]
+    text = text.replace(example.aclnn, c.aclnn).replace(example.source, c.source)
+    text = re.sub(rf"\b{example.op}(?=\b|_)", c.op, text)
+    if not target.startswith("yaml/ops/"):  # the registry's launch names ATen's argument, `self`
+        text = re.sub(rf"\b{example.param}\b", c.param, text)
+    return text
 
 
 def add_op(root: str, c: Candidate) -> list[str]:
-    """Writes the three pieces of a new op into the tree at `root`; returns the files edited."""
-    _append(os.path.join(root, "yaml", "aclnn.yaml"),
-            f"{c.aclnn}:\n  source: {c.source}\n"
-            f"  params: [const aclTensor* {c.param}, aclTensor* out]\n  outputs: [out]\n")
-    _append(os.path.join(root, "yaml", "ops", "unary_math.yaml"),
-            f"\n- op: {c.op}\n  shape: unary\n  launch: {c.aclnn}(self, out)\n  guard: first-tensor\n")
-    _append(os.path.join(root, "csrc", "sim", "opapi", "ops_unary.cc"), f"""
-// {c.aclnn}: the end-to-end test's throwaway operator (benchmarks/new_op.py).
-#include <ATen/ops/{c.op}.h>
-#include "flagos/aclnn/{c.aclnn}.h"
-
-aclnnStatus {c.aclnn}GetWorkspaceSize(const aclTensor* {c.param}, aclTensor* out, uint64_t* workspaceSize,
-                                      aclOpExecutor** executor) {{
-  Op op("{c.aclnn}", workspaceSize, executor);
-  op.arg("{c.param}", {c.param}, kFloating).arg("out", out, kFloating);
-  return op.build([](Views& v) {{ at::{c.op}_out(v["out"], v["{c.param}"]); }});
-}}
-FSIM_PHASE2({c.aclnn})
-""")
-    return ["yaml/aclnn.yaml", "yaml/ops/unary_math.yaml", "csrc/sim/opapi/ops_unary.cc"]
+    """Appends the doc's blocks for a new op to their files in the tree at `root`; returns the files."""
+    edits = doc_edits(root)
+    for target, text in edits:
+        with open(os.path.join(root, target), "a", encoding="utf-8") as handle:
+            handle.write("\n" + for_candidate(text, target, c) + "\n")
+    return [target for target, _ in edits]
 
 
 def change_policy(root: str) -> None:
@@ -133,6 +149,12 @@ def change_policy(root: str) -> None:
 
 # ---- steps inside the overlay (or the copy) --------------------------------
 
+def _command(line: str) -> list[str]:
+    """A command of the doc, run with this interpreter."""
+    words = line.split()
+    return [sys.executable, *words[1:]] if words[0] == "python" else words
+
+
 def _run(command: list[str], root: str, timeout: float = 3600) -> tuple[float, subprocess.CompletedProcess]:
     start = time.perf_counter()
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout)
@@ -148,7 +170,7 @@ def _edges(ninja_output: str) -> list[str]:
 def _build(root: str) -> tuple[float, subprocess.CompletedProcess, dict]:
     """An incremental `ninja` (both cores, as `pip install -e .` runs it): seconds, result, objects rebuilt.
     (`ninja -n` cannot tell: CMake's glob check makes every dry run stop at "Re-running CMake".)"""
-    seconds, done = _run(["ninja", "-C", BUILD, f"-j{os.cpu_count() or 2}"], root)
+    seconds, done = _run(_command(REBUILD) + [f"-j{os.cpu_count() or 2}"], root)
     return seconds, done, _objects(_edges(done.stdout))
 
 
@@ -210,29 +232,31 @@ def inside(root: str, configure: bool, with_tests: bool) -> dict:
     result["op"] = asdict(candidate)
     result["edited"] = add_op(root, candidate)
 
-    seconds, done = _run([sys.executable, "-m", "codegen"], root)
+    seconds, done = _run(_command(CODEGEN), root)
     result["codegen"] = {"seconds": seconds, "exit": done.returncode, "output": done.stdout.strip()[-500:]}
     if done.returncode:
         return {**result, "status": f"failed: python -m codegen: {done.stderr[-2000:]}"}
+    _, done = _run(_command(DOCS), root)
+    result["docs"] = {"exit": done.returncode, "output": done.stdout.strip()[-500:]}
+    if done.returncode:
+        return {**result, "status": f"failed: {DOCS}: {done.stderr[-2000:]}"}
     seconds, done, built = _build(root)
     result["rebuild"] = {"seconds": seconds, "rebuilt": built, "exit": done.returncode,
                          "simulator_sources": {o: _unit_sources(root, o) for o in built["simulator"]}}
     if done.returncode:
         return {**result, "status": f"failed: the incremental build: {done.stdout[-3000:]}"}
-    seconds, done = _run([sys.executable, "-m", "codegen", "--check"], root)
-    result["check"] = {"seconds": seconds, "exit": done.returncode, "stderr": done.stderr.strip()[-1000:]}
     _, done = _run([sys.executable, "-c", RUN_OP, candidate.op, candidate.aclnn, str(candidate.low),
                     str(candidate.high)], root)
     if done.returncode:
         return {**result, "status": f"failed: calling torch.{candidate.op}: {done.stderr[-2000:]}"}
     result["call"] = json.loads(done.stdout.strip().splitlines()[-1])
     if with_tests:
-        seconds, done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                              "tests/generated/test_generated_ops.py", "tests/device/test_device_matrix.py",
-                              "-k", candidate.op], root)
+        seconds, done = _run(_command(TESTS.format(op=candidate.op)) + ["-q", "-p", "no:cacheprovider"], root)
         tail = done.stdout.strip().splitlines()[-1:] or [""]
         result["tests"] = {"seconds": seconds, "exit": done.returncode, "summary": tail[0],
                            "output": done.stdout[-3000:] if done.returncode else ""}
+    seconds, done = _run(_command(CHECK), root)
+    result["check"] = {"seconds": seconds, "exit": done.returncode, "stderr": done.stderr.strip()[-1000:]}
 
     # A one-op policy change, on top: what does ninja rebuild?
     change_policy(root)

@@ -6,8 +6,9 @@ operator). The prototypes sit in the lowest layer, csrc/include, because
 the simulator defines the operators they declare and builds without the
 backend (csrc/sim/CMakeLists.txt).
 
-Exit codes: 0 success; 1 --check found a stale csrc/generated/ or a lint
-problem (or --explain an op the registry lacks); 2 the registry is invalid
+Exit codes: 0 success; 1 --check found a stale csrc/generated/, a lint
+problem or a stale code block in the docs (or --explain an op the registry
+lacks, or --docs a marker it cannot resolve); 2 the registry is invalid
 (every problem listed, nothing written).
 """
 
@@ -16,9 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from dataclasses import dataclass
 
-from codegen import gen_aclnn_header, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
+from codegen import docs, gen_aclnn_header, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
 from codegen.errors import Problems, RegistryError
 from codegen.file_manager import FileManager, write_all
 from codegen.lint import lint_handwritten
@@ -80,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
                       help="exit 1 with a diff if csrc/generated/ is stale, or if csrc/ fails the kernel lint")
+    mode.add_argument("--docs", action="store_true",
+                      help="rewrite the code blocks of README.md and docs/*.md that name their source "
+                           "(`<!-- from: ... -->`, codegen/docs.py) from that source")
     mode.add_argument("--report", action="store_true", help="print every op's device policy")
     mode.add_argument("--explain", metavar="OP",
                       help="print an op's schema, policy and generated C++; a base name (add) lists its overloads "
@@ -112,6 +117,18 @@ def _fix_command(args: argparse.Namespace) -> str:
         if value is not None and not (flag == "root" and value == REPO_ROOT):
             parts.append(f"--{flag.replace('_', '-')} {value}")
     return " ".join(parts)
+
+
+def _counts_line(generation: Generation, schemas: ATenSchemas) -> str:
+    """The README's line of op counts (codegen/docs.py), from the report's rows."""
+    rows = policy_rows(generation.registry, generation.kernels, schemas)
+    bodies = sum(1 for entry in generation.registry.handwritten if entry.impl is not None)
+    return docs.counts_line(len(rows), sum(r.kind == "generated" for r in rows),
+                            sum(r.kind == "handwritten" for r in rows), bodies, Counter(r.guard for r in rows))
+
+
+def _docs_command(args: argparse.Namespace) -> str:
+    return "python -m codegen --docs" + (f" --root {args.root}" if args.root != REPO_ROOT else "")
 
 
 def _verify_cann(dirs: list[str], registry: Registry, paths: Paths) -> int:
@@ -202,6 +219,13 @@ def main(argv: list[str] | None = None) -> int:
         return _explain(args.explain, generation, schemas, paths, out_dir)
     if args.verify_cann:
         return _verify_cann(args.verify_cann, generation.registry, paths)
+    if args.docs:
+        problems, rewritten = docs.review(paths.root, generation.code, refresh=True,
+                                          counts=_counts_line(generation, schemas))
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"docs: {len(rewritten)} file(s) rewritten" + (": " + ", ".join(rewritten) if rewritten else ""))
+        return 1 if problems else 0
     if args.check:
         failed = False
         for output in outputs:
@@ -221,8 +245,16 @@ def main(argv: list[str] | None = None) -> int:
             for problem in lint:
                 print(problem, file=sys.stderr)
             failed = True
+        stale_docs, _ = docs.review(paths.root, generation.code, fix_command=_docs_command(args),
+                                    counts=_counts_line(generation, schemas))
+        if stale_docs:
+            print(f"docs: {len(stale_docs)} code block(s) do not match their source", file=sys.stderr)
+            for problem in stale_docs:
+                print(problem, file=sys.stderr)
+            failed = True
         if not failed:
-            print(f"{paths.show(out_dir)} is up to date ({_counts(generation)}); kernel lint passed")
+            checked_docs = "; the docs' code blocks match their sources" if docs.doc_files(paths.root) else ""
+            print(f"{paths.show(out_dir)} is up to date ({_counts(generation)}); kernel lint passed{checked_docs}")
         return 1 if failed else 0
 
     try:

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("torch_fl")
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "multi_device_pipeline.py")
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
 
 
 def run(*args):
@@ -22,6 +23,10 @@ def test_pipeline_matches_cpu_without_set_device():
     assert "OK: matches the CPU run" in result.stdout
     assert "rejected launches: 0" in result.stdout
     assert "ops on the CPU fallback: 0" in result.stdout
+    # The README shows this output: it must be what the example prints.
+    with open(README, encoding="utf-8") as handle:
+        shown = handle.read().split("It prints\n\n```\n", 1)[1].split("```", 1)[0]
+    assert result.stdout == shown, "README.md's output of the main job is stale; paste:\n" + result.stdout
 
 
 def test_negative_control_error_mode():

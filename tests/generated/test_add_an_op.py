@@ -1,5 +1,7 @@
 """docs/codegen.md "Adding an op", end to end: a throwaway unary op gets its
-ACLNN prototype (CANN's own), its registry entry and its simulator operator;
+ACLNN prototype (CANN's own), its registry entry and its simulator operator,
+the doc's own blocks (tests/benchmarks/test_new_op.py checks that the doc
+shows every command this runs);
 `python -m codegen` regenerates, ninja rebuilds incrementally, `--check`
 passes, the op runs on flagos:1 without the CPU fallback, and the tests that
 read the registry (tests/generated, the device matrix) pick it up and pass.
@@ -45,6 +47,7 @@ def test_the_op_is_generated_built_and_checked(added):
     assert added["status"] == "ok", added["status"]
     op = added["op"]
     assert added["codegen"]["exit"] == 0
+    assert added["docs"]["exit"] == 0 and "README.md" in added["docs"]["output"], added["docs"]
     assert f"aclnn/{op['aclnn']}.h" in added["codegen"]["output"]
     assert added["rebuild"]["exit"] == 0
     assert added["check"]["exit"] == 0, added["check"]["stderr"]
@@ -57,9 +60,10 @@ def test_a_new_operator_recompiles_one_backend_and_one_simulator_object(added):
     planned = added["rebuild"]["rebuilt"]
     assert len(planned["backend"]) == 1 and planned["backend"][0].endswith(".cpp.o"), planned
     # The simulator's operator files compile in unity batches (csrc/sim/CMakeLists.txt):
-    # one object, the batch that holds ops_unary.cc.
+    # one object, the batch that holds the file the doc's operator went to.
+    sim_file = next(os.path.basename(f) for f in added["edited"] if f.startswith("csrc/sim/"))
     assert len(planned["simulator"]) == 1, planned
-    assert "ops_unary.cc" in added["rebuild"]["simulator_sources"][planned["simulator"][0]], added["rebuild"]
+    assert sim_file in added["rebuild"]["simulator_sources"][planned["simulator"][0]], added["rebuild"]
     assert planned["other"] == [], planned
 
 
