@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from codegen.model import Guard, Registry
-from codegen.registry import NONE_REASONS
+from codegen.policies import NONE_REASONS
 from codegen.resolve import KernelView, guard_sources
 from codegen.schemas import ATenSchemas
 
