@@ -11,7 +11,8 @@ from codegen.main import generate
 from codegen.registry import Paths
 from codegen.schemas import aten_schemas
 
-SQRT = "- op: sqrt\n  shape: unary\n  launch: aclnnSqrt(self, out)\n  guard: first-tensor"
+SQRT = "- op: sqrt\n  variants: [functional, inplace, out]\n  shape: unary\n  launch: aclnnSqrt(self, out)\n" \
+       "  guard: first-tensor"
 RELU = "aclnnRelu:\n  source: hicann/ops-nn/activation/relu/op_api/aclnn_relu.h\n" \
        "  params: [const aclTensor* self, const aclTensor* out]\n  outputs: [out]"
 

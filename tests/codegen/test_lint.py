@@ -112,8 +112,8 @@ def test_listed_registration_fails(ws):
 
 def test_listed_op_without_a_body_is_a_registry_error(ws):
     ws.write("csrc/handwritten/relu.cc", GUARDED)
-    ws.edit("yaml/ops/unary.yaml", "- op: relu_\n  shape: inplace\n  launch: aclnnInplaceRelu(self)\n"
-            "  check: relu\n  guard: first-tensor\n", "")
+    ws.edit("yaml/ops/unary.yaml", "  variants: [functional, inplace]\n", "")
+    ws.edit("yaml/ops/unary.yaml", "  inplace_launch: aclnnInplaceRelu(self)\n", "")
     with open(ws.path("yaml", "handwritten.yaml"), "a", encoding="utf-8") as handle:
         handle.write(ENTRY.replace("  impl: my_relu\n", ""))
     run = ws.run()
