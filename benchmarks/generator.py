@@ -105,7 +105,7 @@ def build_synthetic_registry(source: str, dest: str, factor: int = 10) -> dict:
     generated wrapper is not meant to be compiled or run). Candidates the
     generator rejects are dropped and replaced.
     """
-    from codegen.registry import FAMILY_KEYS
+    from codegen.families import FAMILY_KEYS
     from codegen.schemas import aten_schemas
 
     shutil.copytree(source, dest)
