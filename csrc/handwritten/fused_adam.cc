@@ -128,24 +128,22 @@ void fused_adam(const LaunchDevice& /*device*/, at::TensorList self, at::TensorL
                   beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
 }
 
-void fused_adamw_tensor_lr(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+void fused_adamw_tensor_lr(const LaunchDevice& device, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
                            at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
                            const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
                            bool amsgrad, bool maximize, const std::optional<at::Tensor>& grad_scale,
                            const std::optional<at::Tensor>& found_inf) {
-  fused_adam_step("_fused_adamw_", true, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
-                  lr_value("_fused_adamw_", lr), beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale,
-                  found_inf);
+  fused_adamw(device, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr_value("_fused_adamw_", lr),
+              beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
 }
 
-void fused_adam_tensor_lr(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+void fused_adam_tensor_lr(const LaunchDevice& device, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
                           at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
                           const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
                           bool amsgrad, bool maximize, const std::optional<at::Tensor>& grad_scale,
                           const std::optional<at::Tensor>& found_inf) {
-  fused_adam_step("_fused_adam_", false, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
-                  lr_value("_fused_adam_", lr), beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale,
-                  found_inf);
+  fused_adam(device, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr_value("_fused_adam_", lr),
+             beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
 }
 
 }  // namespace flagos::impl
