@@ -395,7 +395,8 @@ def executor_cache_stats(device: DeviceLike = None) -> dict:
 
 
 def reset_executor_cache_stats() -> None:
-    """Zeroes every device's counters (``cached`` is a level and stays)."""
+    """Zeroes every device's counters and the misses by operator of
+    ``torch_fl.sim.stats()`` (``cached`` is a level and stays)."""
     _C._reset_executor_cache_stats()
 
 

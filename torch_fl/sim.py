@@ -55,20 +55,27 @@ def stats() -> Dict[str, Any]:
     (ACLNN operator -> launches), ``peer_copies``, ``failed_tasks`` (queued
     work that failed when it ran), ``hazards`` (unordered accesses, see
     :func:`hazard_report`), ``lenient_kernel_errors`` (kernels that failed and
-    wrote NaN, see :func:`set_lenient`) and ``fallback_ops`` (ATen op -> CPU
-    fallback calls).
+    wrote NaN, see :func:`set_lenient`), ``fallback_ops`` (ATen op -> CPU
+    fallback calls), and the backend's ACLNN executor cache:
+    ``executor_cache`` (device -> ``hits``, ``misses``, ``evictions``,
+    ``rebinds``, ``cached``, as ``torch.flagos.executor_cache_stats``) and
+    ``executor_cache_misses`` (ACLNN operator -> launches that ran phase 1).
     """
     raw = json.loads(_lib().fsimStatsJson().decode())
     for key in ("launches", "live_allocations", "live_bytes"):
         raw[key] = _int_keys(raw[key])
     raw["fallback_ops"] = dict(_C._fallback_counts())
+    raw["executor_cache"] = {d: dict(_C._executor_cache_stats(d)) for d in range(_C._device_count())}
+    raw["executor_cache_misses"] = dict(_C._executor_cache_misses_by_operator())
     return raw
 
 
 def reset_stats() -> None:
-    """Zeroes the event counters (live allocations keep counting)."""
+    """Zeroes the event counters, the executor cache's too (live allocations
+    and cached executors keep counting)."""
     _lib().fsimResetStats()
     _C._reset_fallback_counts()
+    _C._reset_executor_cache_stats()
 
 
 _MODES = {"error": 0, "nan": 1}

@@ -252,6 +252,7 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("device") = -1);
   m.def("_reset_executor_cache_stats", &flagos::reset_executor_cache_stats);
+  m.def("_executor_cache_misses_by_operator", &flagos::executor_cache_misses_by_operator);
   m.def("_set_executor_cache_admission", &flagos::set_executor_cache_admission);
   m.def("_executor_cache_admission", &flagos::executor_cache_admission);
   // The benchmark's per-phase probes (runtime/phases.h): the calling thread's

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "runtime/acl_check.h"
 #include "runtime/allocator.h"
@@ -22,6 +23,10 @@ void set_executor_cache_enabled(bool enabled) { detail::executor_cache_on.store(
 
 namespace {
 std::atomic<bool> admission{true};
+
+// Taken on misses only, which run phase 1 anyway.
+std::mutex misses_by_operator_mutex;
+std::map<std::string, uint64_t> misses_by_operator;
 }  // namespace
 
 void set_executor_cache_admission(bool enabled) { admission.store(enabled); }
@@ -44,7 +49,22 @@ ExecutorCacheStats executor_cache_stats() {
   return total;
 }
 
+void count_executor_cache_miss(c10::DeviceIndex device, const char* api) {
+  detail::cache_counters(device).misses.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(misses_by_operator_mutex);
+  ++misses_by_operator[api];
+}
+
+std::map<std::string, uint64_t> executor_cache_misses_by_operator() {
+  std::lock_guard<std::mutex> lock(misses_by_operator_mutex);
+  return misses_by_operator;
+}
+
 void reset_executor_cache_stats() {
+  {
+    std::lock_guard<std::mutex> lock(misses_by_operator_mutex);
+    misses_by_operator.clear();
+  }
   for (detail::ExecutorCacheCounters& c : detail::executor_cache_counters) {
     c.hits = 0;
     c.misses = 0;

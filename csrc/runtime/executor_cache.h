@@ -32,7 +32,9 @@
 #include <atomic>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -70,6 +72,12 @@ struct DeviceExecutorCacheStats {
   int64_t cached = 0;
 };
 DeviceExecutorCacheStats executor_cache_stats(c10::DeviceIndex device);
+
+// Misses by ACLNN operator, all devices and threads, since the last
+// reset_executor_cache_stats: which launches of a loop that should be steady
+// still run phase 1 (a new scalar value, a new shape).
+std::map<std::string, uint64_t> executor_cache_misses_by_operator();
+void count_executor_cache_miss(c10::DeviceIndex device, const char* api);
 
 // Diagnostic switch for the negative control of the scan tests and
 // benchmarks: with admission off, every window overflow replaces the main

@@ -88,7 +88,7 @@ void run_launch(const LaunchRecord& record, c10::DeviceIndex device, const void*
       cached = true;
       rebind(*hit, record);
     } else {
-      detail::cache_counters(device).misses.fetch_add(1, std::memory_order_relaxed);
+      count_executor_cache_miss(device, record.api());
     }
   }
   if (executor == nullptr) {

@@ -1,6 +1,7 @@
-"""The executor cache (csrc/runtime/executor_cache.cc): per-device counters,
-scan-resistant eviction, and a training loop that stops missing after
-warm-up. Each cache is per thread, so the eviction tests run their workload
+"""The executor cache (csrc/runtime/executor_cache.cc): per-device counters
+(torch.flagos and torch_fl.sim.stats, with the misses by operator),
+scan-resistant eviction, and steady loops that stop missing after warm-up:
+AdamW training (foreach and fused) and Llama decode. Each cache is per thread, so the eviction tests run their workload
 in a new thread: an empty cache, whatever earlier tests left in this one."""
 
 import subprocess
@@ -150,10 +151,13 @@ def test_a_cycle_larger_than_the_cache_keeps_most_of_it_hitting(admission):
     assert cycle_hits() == 0
 
 
-def adamw_misses_per_step(foreach, steps=4, warmup=3):
+def adamw_misses_per_step(steps=4, warmup=3, new_lr_every_step=False, **options):
+    """Misses and hits per step of a fixed-shape training loop after its
+    warm-up; `options` go to torch.optim.AdamW (foreach=..., fused=...)."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to("flagos:1")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=foreach)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 / (step + 1)) if new_lr_every_step else None
     x = torch.randn(32, 8).to("flagos:1")
     y = torch.randn(32, 4).to("flagos:1")
 
@@ -161,6 +165,8 @@ def adamw_misses_per_step(foreach, steps=4, warmup=3):
         optimizer.zero_grad()
         torch.nn.functional.mse_loss(model(x), y).backward()
         optimizer.step()
+        if schedule is not None:
+            schedule.step()
 
     for _ in range(warmup):
         step()
@@ -179,6 +185,124 @@ def test_adamw_steady_state_misses_nothing():
     # step size as an aclScalar, a new cache key every step.
     misses, _ = adamw_misses_per_step(foreach=False)
     assert misses >= 4  # one per parameter at least
+
+
+def test_foreach_adamw_with_a_new_lr_every_step_misses_only_its_decay():
+    """A scheduler's new lr every step: the step sizes (device tensors) still
+    hit; the decoupled weight decay, params *= 1 - lr * weight_decay, reaches
+    aclnnForeachMulScalarV2 as an aclScalar: one miss a step, and no other."""
+    torch_fl.sim.reset_stats()
+    misses, hits = adamw_misses_per_step(foreach=True, new_lr_every_step=True)
+    assert (misses, hits > 20) == (1, True)
+    assert torch_fl.sim.stats()["executor_cache_misses"] == {"aclnnForeachMulScalarV2": 4}
+    # Negative control: without weight decay there is no lr-dependent aclScalar.
+    misses, _ = adamw_misses_per_step(foreach=True, new_lr_every_step=True, weight_decay=0)
+    assert misses == 0
+
+
+def test_fused_adamw_steady_state_misses_nothing():
+    """_fused_adamw_ (transformers' Trainer's step): the step count reaches
+    aclnnApplyAdamWV2 as a device tensor, so a constant lr hits every step."""
+    torch_fl.sim.reset_stats()
+    misses, hits = adamw_misses_per_step(fused=True)
+    assert misses == 0
+    assert hits > 10
+    launches = torch_fl.sim.stats()["op_launches"]
+    assert launches["aclnnApplyAdamWV2"] == (3 + 4) * 4  # 4 parameters, warm-up and steps: the fused step ran
+
+
+def test_fused_adamw_misses_once_per_parameter_when_lr_changes():
+    """aclnnApplyAdamWV2 takes lr as a float, read at phase 1: a scheduler that
+    sets a new lr every step (Trainer's default linear one) makes each
+    parameter's step a new key, and nothing else."""
+    torch_fl.sim.reset_stats()
+    misses, _ = adamw_misses_per_step(fused=True, new_lr_every_step=True)
+    assert misses == 4  # the 4 parameters
+    assert torch_fl.sim.stats()["executor_cache_misses"] == {"aclnnApplyAdamWV2": 4 * 4}
+
+
+def test_sim_stats_report_the_cache_by_device_and_the_misses_by_operator():
+    script = """
+import torch, torch_fl
+x = torch.empty(43, device="flagos:2")
+torch_fl.sim.reset_stats()
+x.fill_(0.5)  # a miss
+x.fill_(0.5)  # a hit
+x.fill_(0.75)  # a new scalar value: a miss
+stats = torch_fl.sim.stats()
+mine = stats["executor_cache"][2]
+assert (mine["hits"], mine["misses"]) == (1, 2), mine
+assert mine == torch.flagos.executor_cache_stats(2) | {"cached": mine["cached"]}, mine
+assert all(stats["executor_cache"][d]["misses"] == 0 for d in (0, 1, 3)), stats["executor_cache"]
+(op, misses), = stats["executor_cache_misses"].items()
+assert op.startswith("aclnn") and "Fill" in op and misses == 2, stats["executor_cache_misses"]
+torch_fl.sim.reset_stats()
+stats = torch_fl.sim.stats()
+assert stats["executor_cache_misses"] == {} and stats["executor_cache"][2]["hits"] == 0, stats
+assert stats["executor_cache"][2]["cached"] >= 2  # a level: the reset keeps it
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def generate_twice(cache_implementation):
+    """A tiny Llama's greedy generate, called twice: the second call's counts,
+    and the first call's misses from its second new token on (its decode
+    steps after the first one, which warms up the one-token shapes)."""
+    transformers = pytest.importorskip("transformers")
+
+    class CountsAtEachToken(transformers.generation.streamers.BaseStreamer):
+        def __init__(self):
+            self.taken = []
+
+        def put(self, value):
+            self.taken.append(dict(torch.flagos.executor_cache_stats(1)))
+
+        def end(self):
+            pass
+
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    model = transformers.LlamaForCausalLM(config).eval().to("flagos:1")
+    prompt = torch.randint(0, 64, (1, 5), generator=torch.Generator().manual_seed(1)).to("flagos:1")
+    options = dict(max_new_tokens=8, min_new_tokens=8, do_sample=False, pad_token_id=0)
+    if cache_implementation:
+        options["cache_implementation"] = cache_implementation
+
+    def work():
+        counts = CountsAtEachToken()
+        torch.flagos.reset_executor_cache_stats()
+        with torch.no_grad():
+            first = model.generate(prompt, streamer=counts, **options)
+        end = torch.flagos.executor_cache_stats(1)
+        decode_misses = end["misses"] - counts.taken[2]["misses"]  # taken[0]: the prompt
+        torch.flagos.reset_executor_cache_stats()
+        with torch.no_grad():
+            second = model.generate(prompt, **options)
+        assert torch.equal(first.cpu(), second.cpu())
+        return decode_misses, torch.flagos.executor_cache_stats(1)
+
+    return in_new_thread(work)
+
+
+def test_llama_decode_repeats_without_a_miss():
+    for cache_implementation in (None, "static"):
+        _, second = generate_twice(cache_implementation)
+        assert second["misses"] == 0 and second["hits"] > 100, (cache_implementation, second)
+
+
+def test_llama_first_generation_misses_only_the_new_lengths():
+    """The first generate sees each sequence length once: input_ids grows by
+    a token a step (generate's cat, add, eq and copy on it: 4 launches), and
+    with the dynamic cache so do the keys and values (their cat, the
+    attention: 3 more). Each such launch is a new shape, which phase 1 must
+    see; everything else hits. 6 decode steps of 100-150 launches each."""
+    for cache_implementation in (None, "static"):
+        decode_misses, _ = generate_twice(cache_implementation)
+        assert 0 < decode_misses <= 8 * 6, (cache_implementation, decode_misses)
+
 
 
 def test_adamw_on_flagos_matches_the_cpu():
