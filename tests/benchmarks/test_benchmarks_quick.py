@@ -39,9 +39,15 @@ def test_quick_run_writes_every_field(tmp_path):
     assert set(host["launch_path"]["flagos_vs_cpu"]) == {"add", "mul", "relu", "sum"}
     assert "scalar_miss_vs_hit" in host["executor_cache"]
     rates = results["figures"]["cache_hit_rates"]
-    for loop in ("adamw_training", "adamw_training_single_tensor", "cyclic_shapes", "cyclic_shapes_lru"):
-        assert {"launches", "hits", "misses", "evictions", "hit_rate"} <= set(rates[loop]), loop
+    counts = {"launches", "hits", "misses", "evictions", "hit_rate", "misses_by_operator"}
+    for loop in ("adamw_training", "adamw_training_linear_schedule", "adamw_training_fused",
+                 "adamw_training_fused_linear_schedule", "adamw_training_single_tensor", "cyclic_shapes",
+                 "cyclic_shapes_lru"):
+        assert counts <= set(rates[loop]), loop
+        assert sum(rates[loop]["misses_by_operator"].values()) == rates[loop]["misses"], loop
     assert "llama_decode_dynamic_cache" in rates
+    if "skipped" not in rates["llama_decode_dynamic_cache"]:
+        assert counts <= set(rates["llama_decode_dynamic_cache"]["first_call_decode_steps"])
     parts = host["breakdown"]["ops"]
     assert set(parts) == {"add_4", "add_scalar_4", "relu_4", "mm_16x16", "softmax_8x64", "add_1m",
                           "transformer_layer"}
