@@ -197,7 +197,7 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
         objects = change["objects_recompiled"]
         shown = ", ".join(os.path.basename(o) for o in objects) if isinstance(objects, list) else objects
         out.append(("build", "one-op YAML change", f"{len(change['files_written'])} file(s)", "",
-                    f"rewrites {', '.join(change['files_written'])}; recompiles {shown}"))
+                    f"{change['change']}: rewrites {', '.join(change['files_written'])}; recompiles {shown}"))
     else:
         out.append(("build", "one-op YAML change", "-", "-", change.get("status", "")))
     objects = build.get("last_build_objects", {})
@@ -211,17 +211,20 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
         planned = added["rebuild"]["rebuilt"]
         out.append(("build", f"new op {added['op']['op']} ({added['op']['aclnn']})", f"{added['rebuild']['seconds']} s",
                     "", f"incremental ninja: backend objects {len(planned['backend'])}, simulator objects "
-                    f"{len(planned['simulator'])}, {planned['links']} links; codegen {added['codegen']['seconds']} s"))
+                    f"{len(planned['simulator'])}, {planned['links']} links, {planned.get('cpu_seconds')} s of CPU; "
+                    f"codegen {added['codegen']['seconds']} s"))
         change = added["one_op_change"]["rebuilt"]
         out.append(("build", "one-op change, rebuilt", f"{added['one_op_change']['seconds']} s", "",
                     f"{len(change['backend'])} backend object(s): "
-                    + ", ".join(os.path.basename(o) for o in change["backend"] + change["simulator"])))
+                    + ", ".join(os.path.basename(o) for o in change["backend"] + change["simulator"])
+                    + f", {change.get('cpu_seconds')} s of CPU"))
     else:
         out.append(("build", "new op", "-", "-", added.get("status", "")))
     clean = build.get("clean_build", {})
     if clean.get("status") == "ok":
         out.append(("build", "clean build", *_fmt(clean["seconds"], "s"),
-                    f"cmake + ninja -j{clean['runs'][0]['jobs']} in an overlay, {len(clean['runs'])} run(s)"))
+                    f"cmake + ninja -j{clean['runs'][0]['jobs']} in an overlay, {len(clean['runs'])} run(s), "
+                    f"{clean['runs'][0].get('cpu_seconds')} s of CPU (the first)"))
     else:
         out.append(("build", "clean build", "-", "-", clean.get("status", "")))
     return out
