@@ -136,6 +136,25 @@ def test_isin_scalar_forms():
     assert_clean(torch.isin(5, de))
 
 
+def test_isin_scalar_forms_of_empty_tensors():
+    """No element: an empty bool tensor; no test element: the 0-dim answer `invert`, written
+    (isin.Scalar_Tensor's meta function sizes its output [0], the wrapper makes it 0-dim)."""
+    no_elements = torch.empty(0, 3, dtype=torch.long)
+    no_tests = torch.empty(0, dtype=torch.long)
+    de, dt = on_device(no_elements, no_tests)
+    for invert in (False, True):
+        got = [torch.isin(de, 1, invert=invert), torch.isin(5, dt, invert=invert)]
+        assert_clean(*got)
+        for result, expected in zip(got, [torch.isin(no_elements, 1, invert=invert),
+                                          torch.isin(5, no_tests, invert=invert)]):
+            assert result.shape == expected.shape
+            assert_equal(result, expected)
+        out = torch.ones(2, dtype=torch.bool, device=DEVICE)  # resized: ATen warns, as on the CPU
+        with pytest.warns(UserWarning, match="was resized"):
+            torch.isin(5, dt, invert=invert, out=out)
+        assert out.shape == () and out.item() == invert
+
+
 def test_isin_out_forms():
     elements, test = torch.tensor([1, 2, 3, 4]), torch.tensor([2, 4])
     de, dt = on_device(elements, test)
