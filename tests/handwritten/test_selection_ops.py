@@ -1,8 +1,9 @@
 """Selection and special values on flagos:2 while flagos:0 is current, against
-the CPU: nonzero (csrc/handwritten/nonzero.cc), isin (isin.cc), and the
-generated where, isinf, isnan, isposinf and isneginf (yaml/ops/selection.yaml;
-integers through an `alternate:` launch) on the values that matter (inf,
--inf, NaN, Python numbers)."""
+the CPU: nonzero (csrc/handwritten/nonzero.cc), isin.Tensor_Tensor (isin.cc),
+and the generated isin of a number or of one, where, isinf, isnan, isposinf
+and isneginf (yaml/ops/selection.yaml; integers through an `alternate:`
+launch) on the values that matter (inf, -inf, NaN, Python numbers), and
+empty tensors."""
 
 import pytest
 import torch
