@@ -375,7 +375,7 @@ FUNCS: dict[str, Func] = {
     "full_type": Func(("dtype",), (("scalar",),), "dtype", "flagos::gen::full_type({0})",
                       doc="bool, int64, complex or the default float type, after the fill value"),
     "wrap_dim": Func(("launch",), (("int",), ("tensor",)), "int", "at::maybe_wrap_dim({0}, {1}.dim())",
-                     doc="a dim wrapped into [0, t.dim()) (a 0-dim tensor counts as 1-D), as CANN takes it"),
+                     doc="a dim wrapped into [0, t.dim()) (a 0-dim tensor counts as 1-D), as the bodies passed it"),
     "wrap_dims": Func(("launch",), (("int_array",), ("tensor",)), "int_vector",
                       "flagos::gen::wrapped_dims({0}, {1})", doc="each dim of a list wrapped into [0, t.dim())"),
     "flat": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::flat({0})",

@@ -208,8 +208,8 @@ inline at::Tensor flat_if_none(const at::Tensor& tensor, std::optional<int64_t> 
   return dim.has_value() ? tensor : tensor.reshape({-1});
 }
 
-// A list of dims wrapped into [0, self.dim()): CANN's operators take them
-// non-negative (flip's dims).
+// A list of dims wrapped into [0, self.dim()) (flip's dims), as the
+// handwritten bodies passed them to CANN.
 inline std::vector<int64_t> wrapped_dims(at::IntArrayRef dims, const at::Tensor& self) {
   std::vector<int64_t> wrapped;
   for (const int64_t dim : dims) {
