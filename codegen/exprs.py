@@ -374,6 +374,21 @@ FUNCS: dict[str, Func] = {
                         doc="int64 when all bounds are integral, else the default float type"),
     "full_type": Func(("dtype",), (("scalar",),), "dtype", "flagos::gen::full_type({0})",
                       doc="bool, int64, complex or the default float type, after the fill value"),
+    "wrap_dim": Func(("launch",), (("int",), ("tensor",)), "int", "at::maybe_wrap_dim({0}, {1}.dim())",
+                     doc="a dim wrapped into [0, t.dim()) (a 0-dim tensor counts as 1-D), as the bodies passed it"),
+    "wrap_dims": Func(("launch",), (("int_array",), ("tensor",)), "int_vector",
+                      "flagos::gen::wrapped_dims({0}, {1})", doc="each dim of a list wrapped into [0, t.dim())"),
+    "flat": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::flat({0})",
+                 doc="an input viewed as 1-D (a 0-dim index as a one-element list)"),
+    "contiguous": Func(("launch",), (("optional_tensor",),), "optional_tensor", "flagos::gen::contiguous({0})",
+                       doc="an optional input made contiguous (an operator that reads it densely)"),
+    "matrix": Func(("size",), (("int", "symint"), ("int", "symint")), "sizes", "flagos::gen::matrix_sizes({0}, {1})",
+                   doc="[n, m]: a matrix of n rows and m columns (eye)"),
+    "zero_dim": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::zero_dim({0})",
+                     doc="an output resized to 0-dim (a meta function that sizes it [0], as isin.Scalar_Tensor's)",
+                     keeps_output=True),
+    "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
+                     doc="whether a tensor has no element (an empty index: CANN may then write no output)"),
 }
 
 

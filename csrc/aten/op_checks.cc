@@ -7,6 +7,7 @@
 // check inside the kernel's source file, it is stated here with the
 // kernel's message, and the comment names that file.
 #include <ATen/TensorIterator.h>
+#include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/native/layer_norm.h>
@@ -208,6 +209,30 @@ void roll(const at::Tensor& self, c10::SymIntArrayRef shifts, at::IntArrayRef di
   for (const int64_t dim : dims) {
     c10::maybe_wrap_dim(dim, self.dim());
   }
+}
+
+// flip (TensorTransformations.cpp): ATen's dim_list_to_bitset, every dim in
+// range and none twice.
+void flip(const at::Tensor& self, at::IntArrayRef dims) { at::dim_list_to_bitset(dims, self.dim()); }
+
+// eye_out_cpu (TensorFactories.cpp): no negative size; eye(n) is eye(n, n).
+void eye(c10::SymInt n, c10::SymInt m, std::optional<at::ScalarType> /*dtype*/,
+         std::optional<at::Layout> /*layout*/, std::optional<at::Device> /*device*/,
+         std::optional<bool> /*pin_memory*/) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+}
+
+void eye(c10::SymInt n, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+         std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  eye(n, n, dtype, layout, device, pin_memory);
+}
+
+// linspace (TensorFactories.cpp).
+void linspace(const at::Scalar& /*start*/, const at::Scalar& /*end*/, int64_t steps,
+              std::optional<at::ScalarType> /*dtype*/, std::optional<at::Layout> /*layout*/,
+              std::optional<at::Device> /*device*/, std::optional<bool> /*pin_memory*/) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
 }
 
 // polar_out (TensorFactories.cpp): half, float or double operands of one

@@ -85,20 +85,11 @@ at::Tensor embedding_dense_backward(const LaunchDevice& launch_device, const at:
 // equal: the op's arguments
 bool equal(const LaunchDevice& launch_device, const at::Tensor & self, const at::Tensor & other);
 
-// eye: the op's arguments
-at::Tensor eye(const LaunchDevice& launch_device, int64_t n, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
-
-// eye.m: the op's arguments
-at::Tensor eye(const LaunchDevice& launch_device, int64_t n, int64_t m, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
-
 // fill_.Scalar: the op's arguments
 at::Tensor & fill_(const LaunchDevice& launch_device, at::Tensor & self, const at::Scalar & value);
 
 // fill_.Tensor: the op's arguments
 at::Tensor & fill_(const LaunchDevice& launch_device, at::Tensor & self, const at::Tensor & value);
-
-// flip: the op's arguments
-at::Tensor flip(const LaunchDevice& launch_device, const at::Tensor & self, at::IntArrayRef dims);
 
 // _foreach_add.List: the op's arguments
 ::std::vector<at::Tensor> foreach_add_list(const LaunchDevice& launch_device, at::TensorList self, at::TensorList other, const at::Scalar & alpha);
@@ -160,17 +151,8 @@ void fused_adamw_tensor_lr(const LaunchDevice& launch_device, at::TensorList sel
 // _thnn_fused_lstm_cell_backward_impl: the op's arguments
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> fused_lstm_cell_backward(const LaunchDevice& launch_device, const ::std::optional<at::Tensor> & grad_hy, const ::std::optional<at::Tensor> & grad_cy, const at::Tensor & cx, const at::Tensor & cy, const at::Tensor & workspace, bool has_bias);
 
-// gather, gather.out: ATen's at::meta::structured_gather
-void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, const at::Tensor & out);
-
 // index.Tensor: ATen's at::meta::structured_index_Tensor
 void index_Tensor(const LaunchDevice& device, const at::Tensor & self, at::IOptTensorListRef indices, const at::Tensor & out);
-
-// index_add, index_add.out, index_add_: ATen's at::meta::structured_index_add
-void index_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Scalar & alpha, const at::Tensor & out);
-
-// index_copy, index_copy.out, index_copy_: ATen's at::meta::structured_index_copy
-void index_copy(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Tensor & out);
 
 // index_put_: the op's arguments
 at::Tensor & index_put_(const LaunchDevice& launch_device, at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate);
@@ -184,17 +166,8 @@ at::Tensor & index_select(const LaunchDevice& launch_device, const at::Tensor & 
 // index_select: the op's arguments
 at::Tensor index_select(const LaunchDevice& launch_device, const at::Tensor & self, int64_t dim, const at::Tensor & index);
 
-// isin.Scalar_Tensor, isin.Scalar_Tensor_out: ATen's at::meta::structured_isin_Scalar_Tensor
-void isin_Scalar_Tensor(const LaunchDevice& device, const at::Scalar & element, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
-
-// isin.Tensor_Scalar, isin.Tensor_Scalar_out: ATen's at::meta::structured_isin_Tensor_Scalar
-void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor & elements, const at::Scalar & test_element, bool assume_unique, bool invert, const at::Tensor & out);
-
 // isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor
 void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);
-
-// linspace: the op's arguments
-at::Tensor linspace(const LaunchDevice& launch_device, const at::Scalar & start, const at::Scalar & end, int64_t steps, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
 
 // masked_fill_.Scalar: the op's arguments
 at::Tensor & masked_fill_(const LaunchDevice& launch_device, at::Tensor & self, const at::Tensor & mask, const at::Scalar & value);
@@ -259,12 +232,6 @@ at::Tensor multinomial(const LaunchDevice& launch_device, const at::Tensor & sel
 // native_dropout_backward: the op's arguments
 at::Tensor native_dropout_backward(const LaunchDevice& launch_device, const at::Tensor & grad_output, const at::Tensor & mask, double scale);
 
-// nll_loss_backward: ATen's at::meta::structured_nll_loss_backward
-void nll_loss_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & total_weight, const at::Tensor & grad_input);
-
-// nll_loss_forward: ATen's at::meta::structured_nll_loss_forward
-void nll_loss_forward(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor & output, const at::Tensor & total_weight);
-
 // _amp_foreach_non_finite_check_and_unscale_: the op's arguments
 void non_finite_check_and_unscale(const LaunchDevice& launch_device, at::TensorList self, at::Tensor & found_inf, const at::Tensor & inv_scale);
 
@@ -324,15 +291,6 @@ void replication_pad3d(const LaunchDevice& device, const at::Tensor & self, at::
 
 // replication_pad3d_backward: the op's arguments
 at::Tensor replication_pad3d_backward(const LaunchDevice& launch_device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef padding);
-
-// scatter_add, scatter_add_: ATen's at::meta::structured_scatter_add
-void scatter_add(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
-
-// scatter.src, scatter_.src: ATen's at::meta::structured_scatter_src
-void scatter_src(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, const at::Tensor & out);
-
-// scatter.value, scatter_.value: ATen's at::meta::structured_scatter_value
-void scatter_value(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, const at::Tensor & out);
 
 // sort.values: the op's arguments
 ::std::tuple<at::Tensor &,at::Tensor &> sort(const LaunchDevice& launch_device, const at::Tensor & self, int64_t dim, bool descending, at::Tensor & values, at::Tensor & indices);

@@ -9,6 +9,7 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/RangeUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/Scalar.h>
@@ -158,6 +159,11 @@ inline std::vector<int64_t> group_stat_sizes(const c10::SymInt& n, int64_t group
   return {n.expect_int(), group};
 }
 
+// [n, m]: a matrix of n rows and m columns (eye).
+inline std::vector<int64_t> matrix_sizes(const c10::SymInt& n, const c10::SymInt& m) {
+  return {n.expect_int(), m.expect_int()};
+}
+
 // The sizes of a product: dot [], mv [n], mm [n, p], bmm [b, n, p]. The
 // entry point checks the inner dimensions.
 inline std::vector<int64_t> matmul_sizes(const at::Tensor& a, const at::Tensor& b) {
@@ -200,6 +206,36 @@ inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {
 // argmax/argmin over all elements (dim absent): the tensor viewed as 1-D.
 inline at::Tensor flat_if_none(const at::Tensor& tensor, std::optional<int64_t> dim) {
   return dim.has_value() ? tensor : tensor.reshape({-1});
+}
+
+// A list of dims wrapped into [0, self.dim()) (flip's dims), as the
+// handwritten bodies passed them to CANN.
+inline std::vector<int64_t> wrapped_dims(at::IntArrayRef dims, const at::Tensor& self) {
+  std::vector<int64_t> wrapped;
+  for (const int64_t dim : dims) {
+    wrapped.push_back(at::maybe_wrap_dim(dim, self.dim()));
+  }
+  return wrapped;
+}
+
+// An index as the 1-D list the operators take: ATen accepts a 0-dim one
+// (one position) where CANN's index_add wants a vector.
+inline at::Tensor flat(const at::Tensor& tensor) { return tensor.reshape({-1}); }
+
+// An output resized to 0-dim: isin.Scalar_Tensor's meta function sizes it
+// [0] and ATen's kernel resizes it to its one answer.
+inline const at::Tensor& zero_dim(const at::Tensor& out) {
+  at::native::resize_output(out, {});
+  return out;
+}
+
+// An optional tensor made contiguous: the NLL loss operators read the class
+// weights as a dense vector.
+inline std::optional<at::Tensor> contiguous(const std::optional<at::Tensor>& tensor) {
+  if (tensor.has_value() && tensor->defined()) {
+    return tensor->contiguous();
+  }
+  return std::nullopt;
 }
 
 // ---- dtypes --------------------------------------------------------------

@@ -79,6 +79,8 @@
 #include "flagos/aclnn/aclnnGroupNorm.h"
 #include "flagos/aclnn/aclnnGtScalar.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnIsInScalarTensor.h"
+#include "flagos/aclnn/aclnnIsInTensorScalar.h"
 #include "flagos/aclnn/aclnnIsInf.h"
 #include "flagos/aclnn/aclnnLayerNorm.h"
 #include "flagos/aclnn/aclnnLerp.h"
@@ -96,6 +98,7 @@
 #include "flagos/aclnn/aclnnRemainderTensorTensor.h"
 #include "flagos/aclnn/aclnnRoll.h"
 #include "flagos/aclnn/aclnnRsqrt.h"
+#include "flagos/aclnn/aclnnScatter.h"
 #include "flagos/aclnn/aclnnSigmoid.h"
 #include "flagos/aclnn/aclnnSign.h"
 #include "flagos/aclnn/aclnnSilu.h"
@@ -523,10 +526,14 @@ at::Tensor & wrapper_isin_Scalar_Tensor_out(const at::Scalar & element, const at
   flagos::check_same_device("isin.Scalar_Tensor_out", {{"test_elements", test_elements}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(out, test_elements);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(test_elements)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_isin_Scalar_Tensor_out(element, flagos::gen::on_launch_device(test_elements, launch_device), assume_unique, invert, out);
+  }
   flagos::StructuredOut<at::meta::structured_isin_Scalar_Tensor, 1> op(out);
   op.meta(element, test_elements, assume_unique, invert);
   op.check_written({{"test_elements", test_elements}});
-  flagos::impl::isin_Scalar_Tensor(launch_device, element, test_elements, assume_unique, invert, out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsInScalarTensor, element, test_elements, assume_unique, invert, flagos::gen::zero_dim(out));
   return out;
 }
 
@@ -539,8 +546,9 @@ at::Tensor wrapper_isin_Tensor_Scalar(const at::Tensor & elements, const at::Sca
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_isin_Tensor_Scalar, 1> op(launch_device);
   op.meta(elements, test_element, assume_unique, invert);
-  flagos::impl::isin_Tensor_Scalar(launch_device, elements, test_element, assume_unique, invert, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsInTensorScalar, elements, test_element, assume_unique, invert, out);
+  return std::move(out);
 }
 
 // isinf: isinf(Tensor self) -> Tensor
@@ -881,10 +889,15 @@ at::Tensor wrapper_scatter_src(const at::Tensor & self, int64_t dim, const at::T
   flagos::check_same_device("scatter.src", {{"self", self}, {"index", index}, {"src", src}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, src);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index, src)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_scatter_src(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(src, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_scatter_src, 1> op(launch_device);
   op.meta(self, dim, index, src);
-  flagos::impl::scatter_src(launch_device, self, dim, index, src, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnScatter, self, at::maybe_wrap_dim(dim, self.dim()), index, src, int64_t{0}, out);
+  return std::move(out);
 }
 
 // sigmoid.out: sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

@@ -84,6 +84,7 @@
 #include "flagos/aclnn/aclnnErf.h"
 #include "flagos/aclnn/aclnnExp2.h"
 #include "flagos/aclnn/aclnnExpm1.h"
+#include "flagos/aclnn/aclnnFlip.h"
 #include "flagos/aclnn/aclnnGeScalar.h"
 #include "flagos/aclnn/aclnnGeluV2.h"
 #include "flagos/aclnn/aclnnGroupNormBackward.h"
@@ -91,6 +92,7 @@
 #include "flagos/aclnn/aclnnInplaceDivs.h"
 #include "flagos/aclnn/aclnnInplaceMul.h"
 #include "flagos/aclnn/aclnnInplaceMuls.h"
+#include "flagos/aclnn/aclnnInplaceScatter.h"
 #include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnIsNegInf.h"
 #include "flagos/aclnn/aclnnIsPosInf.h"
@@ -109,6 +111,7 @@
 #include "flagos/aclnn/aclnnReciprocal.h"
 #include "flagos/aclnn/aclnnRemainderTensorScalar.h"
 #include "flagos/aclnn/aclnnRemainderTensorTensor.h"
+#include "flagos/aclnn/aclnnScatterAdd.h"
 #include "flagos/aclnn/aclnnSiluBackward.h"
 #include "flagos/aclnn/aclnnSoftmax.h"
 #include "flagos/aclnn/aclnnSoftplus.h"
@@ -568,7 +571,10 @@ at::Tensor wrapper_flip(const at::Tensor & self, at::IntArrayRef dims) {
   flagos::check_same_device("flip", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
-  return flagos::impl::flip(launch_device, self, dims);
+  flagos::check::flip(self, dims);
+  at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFlip, self, flagos::gen::wrapped_dims(dims, self), out);
+  return out;
 }
 
 // ge.Scalar: ge.Scalar(Tensor self, Scalar other) -> Tensor
@@ -963,10 +969,14 @@ at::Tensor & wrapper_scatter__src(at::Tensor & self, int64_t dim, const at::Tens
   flagos::check_same_device("scatter_.src", {{"self", self}, {"index", index}, {"src", src}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, src);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(index, src)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_scatter__src(self, dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(src, launch_device));
+  }
   flagos::StructuredInplace<at::meta::structured_scatter_src> op(self);
   op.meta(self, dim, index, src);
   op.check_written({{"index", index}, {"src", src}});
-  flagos::impl::scatter_src(launch_device, self, dim, index, src, self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceScatter, self, at::maybe_wrap_dim(dim, self.dim()), index, src, int64_t{0});
   return self;
 }
 
@@ -977,10 +987,15 @@ at::Tensor wrapper_scatter_add(const at::Tensor & self, int64_t dim, const at::T
   flagos::check_same_device("scatter_add", {{"self", self}, {"index", index}, {"src", src}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, src);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index, src)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_scatter_add(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(src, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_scatter_add, 1> op(launch_device);
   op.meta(self, dim, index, src);
-  flagos::impl::scatter_add(launch_device, self, dim, index, src, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnScatterAdd, self, at::maybe_wrap_dim(dim, self.dim()), index, src, out);
+  return std::move(out);
 }
 
 // silu_backward: silu_backward(Tensor grad_output, Tensor self) -> Tensor

@@ -85,11 +85,16 @@
 #include "flagos/aclnn/aclnnFloorDivides.h"
 #include "flagos/aclnn/aclnnFmodScalar.h"
 #include "flagos/aclnn/aclnnFmodTensor.h"
+#include "flagos/aclnn/aclnnGather.h"
+#include "flagos/aclnn/aclnnInplaceScatterValue.h"
 #include "flagos/aclnn/aclnnInplaceSub.h"
 #include "flagos/aclnn/aclnnInplaceSubs.h"
 #include "flagos/aclnn/aclnnInplaceZero.h"
+#include "flagos/aclnn/aclnnIsInScalarTensor.h"
+#include "flagos/aclnn/aclnnIsInTensorScalar.h"
 #include "flagos/aclnn/aclnnLeScalar.h"
 #include "flagos/aclnn/aclnnLerp.h"
+#include "flagos/aclnn/aclnnLinspace.h"
 #include "flagos/aclnn/aclnnLog10.h"
 #include "flagos/aclnn/aclnnLogSigmoidBackward.h"
 #include "flagos/aclnn/aclnnMaximum.h"
@@ -98,6 +103,7 @@
 #include "flagos/aclnn/aclnnMishBackward.h"
 #include "flagos/aclnn/aclnnMul.h"
 #include "flagos/aclnn/aclnnMuls.h"
+#include "flagos/aclnn/aclnnNLLLossBackward.h"
 #include "flagos/aclnn/aclnnNeScalar.h"
 #include "flagos/aclnn/aclnnNeg.h"
 #include "flagos/aclnn/aclnnPowScalarTensor.h"
@@ -592,10 +598,14 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   flagos::check_same_device("gather.out", {{"self", self}, {"index", index}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, index);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_gather_out(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), sparse_grad, out);
+  }
   flagos::StructuredOut<at::meta::structured_gather, 1> op(out);
   op.meta(self, dim, index, sparse_grad);
   op.check_written({{"self", self}, {"index", index}});
-  flagos::impl::gather(launch_device, self, dim, index, sparse_grad, out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGather, self, at::maybe_wrap_dim(dim, self.dim()), index, out);
   return out;
 }
 
@@ -617,8 +627,9 @@ at::Tensor wrapper_isin_Scalar_Tensor(const at::Scalar & element, const at::Tens
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_isin_Scalar_Tensor, 1> op(launch_device);
   op.meta(element, test_elements, assume_unique, invert);
-  flagos::impl::isin_Scalar_Tensor(launch_device, element, test_elements, assume_unique, invert, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsInScalarTensor, element, test_elements, assume_unique, invert, flagos::gen::zero_dim(out));
+  return std::move(out);
 }
 
 // isin.Tensor_Scalar_out: isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
@@ -628,10 +639,14 @@ at::Tensor & wrapper_isin_Tensor_Scalar_out(const at::Tensor & elements, const a
   flagos::check_same_device("isin.Tensor_Scalar_out", {{"elements", elements}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(out, elements);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(elements)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_isin_Tensor_Scalar_out(flagos::gen::on_launch_device(elements, launch_device), test_element, assume_unique, invert, out);
+  }
   flagos::StructuredOut<at::meta::structured_isin_Tensor_Scalar, 1> op(out);
   op.meta(elements, test_element, assume_unique, invert);
   op.check_written({{"elements", elements}});
-  flagos::impl::isin_Tensor_Scalar(launch_device, elements, test_element, assume_unique, invert, out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsInTensorScalar, elements, test_element, assume_unique, invert, out);
   return out;
 }
 
@@ -684,10 +699,14 @@ at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, 
 // linspace: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
 at::Tensor wrapper_linspace(const at::Scalar & start, const at::Scalar & end, int64_t steps, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "linspace: flagos supports only strided tensors");
   const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
-  return flagos::impl::linspace(launch_device, start, end, steps, dtype, layout, device, pin_memory);
+  flagos::check::linspace(start, end, steps, dtype, layout, device, pin_memory);
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::length_sizes(steps), dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLinspace, start, end, steps, out);
+  return out;
 }
 
 // log10.out: log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -875,10 +894,15 @@ at::Tensor wrapper_nll_loss_backward(const at::Tensor & grad_output, const at::T
   flagos::check_same_device("nll_loss_backward", {{"grad_output", grad_output}, {"self", self}, {"target", target}, {"weight", weight}, {"total_weight", total_weight}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_output, target, weight, total_weight);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(grad_output, self, target, total_weight)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_nll_loss_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(target, launch_device), weight, reduction, ignore_index, flagos::gen::on_launch_device(total_weight, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_nll_loss_backward, 1> op(launch_device);
   op.meta(grad_output, self, target, ((weight.has_value() && (*weight).defined()) ? at::OptionalTensorRef(*weight) : at::OptionalTensorRef()), reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight);
-  flagos::impl::nll_loss_backward(launch_device, grad_output, self, target, ((weight.has_value() && (*weight).defined()) ? at::OptionalTensorRef(*weight) : at::OptionalTensorRef()), reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNLLLossBackward, grad_output, self, target, flagos::gen::contiguous(weight), reduction, ignore_index.expect_int(), total_weight, out);
+  return std::move(out);
 }
 
 // pow.Scalar_out: pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
@@ -1020,10 +1044,14 @@ at::Tensor & wrapper_scatter__value(at::Tensor & self, int64_t dim, const at::Te
   flagos::check_same_device("scatter_.value", {{"self", self}, {"index", index}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(index)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_scatter__value(self, dim, flagos::gen::on_launch_device(index, launch_device), value);
+  }
   flagos::StructuredInplace<at::meta::structured_scatter_value> op(self);
   op.meta(self, dim, index, value);
   op.check_written({{"index", index}});
-  flagos::impl::scatter_value(launch_device, self, dim, index, value, self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceScatterValue, self, at::maybe_wrap_dim(dim, self.dim()), index, value, int64_t{0});
   return self;
 }
 

@@ -77,11 +77,16 @@
 #include "flagos/aclnn/aclnnEqTensor.h"
 #include "flagos/aclnn/aclnnErf.h"
 #include "flagos/aclnn/aclnnExp.h"
+#include "flagos/aclnn/aclnnEye.h"
 #include "flagos/aclnn/aclnnGeluV2.h"
 #include "flagos/aclnn/aclnnGtScalar.h"
 #include "flagos/aclnn/aclnnGtTensor.h"
+#include "flagos/aclnn/aclnnIndexAdd.h"
+#include "flagos/aclnn/aclnnInplaceCopy.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnInplaceIndexCopy.h"
 #include "flagos/aclnn/aclnnInplaceRelu.h"
+#include "flagos/aclnn/aclnnInplaceScatter.h"
 #include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnIsNegInf.h"
 #include "flagos/aclnn/aclnnLayerNormBackward.h"
@@ -100,6 +105,7 @@
 #include "flagos/aclnn/aclnnRemainderTensorTensor.h"
 #include "flagos/aclnn/aclnnRound.h"
 #include "flagos/aclnn/aclnnSWhere.h"
+#include "flagos/aclnn/aclnnScatterValue.h"
 #include "flagos/aclnn/aclnnSigmoid.h"
 #include "flagos/aclnn/aclnnSilu.h"
 #include "flagos/aclnn/aclnnSin.h"
@@ -483,11 +489,15 @@ at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
 
 // eye: eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
-at::Tensor wrapper_eye(int64_t n, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+at::Tensor wrapper_eye(c10::SymInt n, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "eye: flagos supports only strided tensors");
   const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
-  return flagos::impl::eye(launch_device, n, dtype, layout, device, pin_memory);
+  flagos::check::eye(n, dtype, layout, device, pin_memory);
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matrix_sizes(n, n), dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEye, n.expect_int(), n.expect_int(), out);
+  return out;
 }
 
 // gelu.out: gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)
@@ -538,10 +548,18 @@ at::Tensor & wrapper_index_add_(at::Tensor & self, int64_t dim, const at::Tensor
   flagos::check_same_device("index_add_", {{"self", self}, {"index", index}, {"source", source}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, source);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(index, source)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_index_add_(self, dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(source, launch_device), alpha);
+  }
   flagos::StructuredInplace<at::meta::structured_index_add> op(self);
   op.meta(self, dim, index, source, alpha);
   op.check_written({{"index", index}, {"source", source}});
-  flagos::impl::index_add(launch_device, self, dim, index, source, alpha, self);
+  if ((index.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, self, self);
+    return self;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIndexAdd, self, at::maybe_wrap_dim(dim, self.dim()), flagos::gen::flat(index), source, alpha, self);
   return self;
 }
 
@@ -552,10 +570,18 @@ at::Tensor & wrapper_index_copy_(at::Tensor & self, int64_t dim, const at::Tenso
   flagos::check_same_device("index_copy_", {{"self", self}, {"index", index}, {"source", source}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, source);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(index, source)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_index_copy_(self, dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(source, launch_device));
+  }
   flagos::StructuredInplace<at::meta::structured_index_copy> op(self);
   op.meta(self, dim, index, source);
   op.check_written({{"index", index}, {"source", source}});
-  flagos::impl::index_copy(launch_device, self, dim, index, source, self);
+  if ((index.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, self, self);
+    return self;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceIndexCopy, self, at::maybe_wrap_dim(dim, self.dim()), flagos::gen::flat(index), source);
   return self;
 }
 
@@ -939,10 +965,15 @@ at::Tensor wrapper_scatter_value(const at::Tensor & self, int64_t dim, const at:
   flagos::check_same_device("scatter.value", {{"self", self}, {"index", index}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_scatter_value(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), value);
+  }
   flagos::StructuredFunctional<at::meta::structured_scatter_value, 1> op(launch_device);
   op.meta(self, dim, index, value);
-  flagos::impl::scatter_value(launch_device, self, dim, index, value, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnScatterValue, self, at::maybe_wrap_dim(dim, self.dim()), index, value, int64_t{0}, out);
+  return std::move(out);
 }
 
 // scatter_add_: scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
@@ -952,10 +983,14 @@ at::Tensor & wrapper_scatter_add_(at::Tensor & self, int64_t dim, const at::Tens
   flagos::check_same_device("scatter_add_", {{"self", self}, {"index", index}, {"src", src}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, src);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(index, src)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_scatter_add_(self, dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(src, launch_device));
+  }
   flagos::StructuredInplace<at::meta::structured_scatter_add> op(self);
   op.meta(self, dim, index, src);
   op.check_written({{"index", index}, {"src", src}});
-  flagos::impl::scatter_add(launch_device, self, dim, index, src, self);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceScatter, self, at::maybe_wrap_dim(dim, self.dim()), index, src, int64_t{1});
   return self;
 }
 

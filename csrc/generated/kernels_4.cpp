@@ -82,10 +82,13 @@
 #include "flagos/aclnn/aclnnClampMinTensor.h"
 #include "flagos/aclnn/aclnnCos.h"
 #include "flagos/aclnn/aclnnErfc.h"
+#include "flagos/aclnn/aclnnEye.h"
 #include "flagos/aclnn/aclnnGeScalar.h"
 #include "flagos/aclnn/aclnnGeTensor.h"
+#include "flagos/aclnn/aclnnIndexAdd.h"
 #include "flagos/aclnn/aclnnInplaceAdd.h"
 #include "flagos/aclnn/aclnnInplaceAdds.h"
+#include "flagos/aclnn/aclnnInplaceCopy.h"
 #include "flagos/aclnn/aclnnInplaceFloorDivide.h"
 #include "flagos/aclnn/aclnnInplaceFloorDivides.h"
 #include "flagos/aclnn/aclnnInplaceTril.h"
@@ -97,6 +100,7 @@
 #include "flagos/aclnn/aclnnLtScalar.h"
 #include "flagos/aclnn/aclnnLtTensor.h"
 #include "flagos/aclnn/aclnnMean.h"
+#include "flagos/aclnn/aclnnNLLLoss.h"
 #include "flagos/aclnn/aclnnPowTensorScalar.h"
 #include "flagos/aclnn/aclnnRelu.h"
 #include "flagos/aclnn/aclnnRound.h"
@@ -556,11 +560,15 @@ at::Tensor & wrapper_erfc_(at::Tensor & self) {
 
 // eye.m: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 // guard explicit-arg: the `device` argument (the current flagos device when absent)
-at::Tensor wrapper_eye_m(int64_t n, int64_t m, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+at::Tensor wrapper_eye_m(c10::SymInt n, c10::SymInt m, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "eye.m: flagos supports only strided tensors");
   const flagos::phases::KernelSpan kernel_span;
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
-  return flagos::impl::eye(launch_device, n, m, dtype, layout, device, pin_memory);
+  flagos::check::eye(n, m, dtype, layout, device, pin_memory);
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matrix_sizes(n, m), dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEye, n.expect_int(), m.expect_int(), out);
+  return out;
 }
 
 // floor_divide_.Tensor: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
@@ -623,10 +631,19 @@ at::Tensor wrapper_index_add(const at::Tensor & self, int64_t dim, const at::Ten
   flagos::check_same_device("index_add", {{"self", self}, {"index", index}, {"source", source}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, source);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index, source)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_index_add(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(source, launch_device), alpha);
+  }
   flagos::StructuredFunctional<at::meta::structured_index_add, 1> op(launch_device);
   op.meta(self, dim, index, source, alpha);
-  flagos::impl::index_add(launch_device, self, dim, index, source, alpha, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if ((index.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIndexAdd, self, at::maybe_wrap_dim(dim, self.dim()), flagos::gen::flat(index), source, alpha, out);
+  return std::move(out);
 }
 
 // log1p_: log1p_(Tensor(a!) self) -> Tensor(a!)
@@ -809,10 +826,16 @@ at::Tensor & wrapper_mse_loss_backward_grad_input(const at::Tensor & grad_output
   flagos::check_same_device("nll_loss_forward", {{"self", self}, {"target", target}, {"weight", weight}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, target, weight);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, target)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_nll_loss_forward(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(target, launch_device), weight, reduction, ignore_index);
+  }
   flagos::StructuredFunctional<at::meta::structured_nll_loss_forward, 2> op(launch_device);
   op.meta(self, target, ((weight.has_value() && (*weight).defined()) ? at::OptionalTensorRef(*weight) : at::OptionalTensorRef()), reduction, ignore_index.guard_int(__FILE__, __LINE__));
-  flagos::impl::nll_loss_forward(launch_device, self, target, ((weight.has_value() && (*weight).defined()) ? at::OptionalTensorRef(*weight) : at::OptionalTensorRef()), reduction, ignore_index.guard_int(__FILE__, __LINE__), op.outputs[0], op.outputs[1]);
-  return {std::move(op.outputs[0]), std::move(op.outputs[1])};
+  at::Tensor& output = op.outputs[0];
+  at::Tensor& total_weight = op.outputs[1];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNLLLoss, self, target, flagos::gen::contiguous(weight), reduction, ignore_index.expect_int(), output, total_weight);
+  return {std::move(output), std::move(total_weight)};
 }
 
 // pow.Tensor_Scalar_out: pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)

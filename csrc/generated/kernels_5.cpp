@@ -89,7 +89,11 @@
 #include "flagos/aclnn/aclnnFloorDivides.h"
 #include "flagos/aclnn/aclnnFmodScalar.h"
 #include "flagos/aclnn/aclnnFmodTensor.h"
+#include "flagos/aclnn/aclnnGather.h"
 #include "flagos/aclnn/aclnnGeluV2.h"
+#include "flagos/aclnn/aclnnIndexAdd.h"
+#include "flagos/aclnn/aclnnIndexCopy.h"
+#include "flagos/aclnn/aclnnInplaceCopy.h"
 #include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnIsPosInf.h"
 #include "flagos/aclnn/aclnnLerps.h"
@@ -674,10 +678,15 @@ at::Tensor wrapper_gather(const at::Tensor & self, int64_t dim, const at::Tensor
   flagos::check_same_device("gather", {{"self", self}, {"index", index}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_gather(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), sparse_grad);
+  }
   flagos::StructuredFunctional<at::meta::structured_gather, 1> op(launch_device);
   op.meta(self, dim, index, sparse_grad);
-  flagos::impl::gather(launch_device, self, dim, index, sparse_grad, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGather, self, at::maybe_wrap_dim(dim, self.dim()), index, out);
+  return std::move(out);
 }
 
 // gelu_: gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)
@@ -701,10 +710,18 @@ at::Tensor & wrapper_index_add_out(const at::Tensor & self, int64_t dim, const a
   flagos::check_same_device("index_add.out", {{"self", self}, {"index", index}, {"source", source}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, index, source);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index, source)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_index_add_out(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(source, launch_device), alpha, out);
+  }
   flagos::StructuredOut<at::meta::structured_index_add, 1> op(out);
   op.meta(self, dim, index, source, alpha);
   op.check_written({{"self", self}, {"index", index}, {"source", source}});
-  flagos::impl::index_add(launch_device, self, dim, index, source, alpha, out);
+  if ((index.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIndexAdd, self, at::maybe_wrap_dim(dim, self.dim()), flagos::gen::flat(index), source, alpha, out);
   return out;
 }
 
@@ -715,10 +732,19 @@ at::Tensor wrapper_index_copy(const at::Tensor & self, int64_t dim, const at::Te
   flagos::check_same_device("index_copy", {{"self", self}, {"index", index}, {"source", source}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, source);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index, source)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_index_copy(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(source, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_index_copy, 1> op(launch_device);
   op.meta(self, dim, index, source);
-  flagos::impl::index_copy(launch_device, self, dim, index, source, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if ((index.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIndexCopy, self, at::maybe_wrap_dim(dim, self.dim()), flagos::gen::flat(index), source, out);
+  return std::move(out);
 }
 
 // index_copy.out: index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)
@@ -728,10 +754,18 @@ at::Tensor & wrapper_index_copy_out(const at::Tensor & self, int64_t dim, const 
   flagos::check_same_device("index_copy.out", {{"self", self}, {"index", index}, {"source", source}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, index, source);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, index, source)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_index_copy_out(flagos::gen::on_launch_device(self, launch_device), dim, flagos::gen::on_launch_device(index, launch_device), flagos::gen::on_launch_device(source, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_index_copy, 1> op(out);
   op.meta(self, dim, index, source);
   op.check_written({{"self", self}, {"index", index}, {"source", source}});
-  flagos::impl::index_copy(launch_device, self, dim, index, source, out);
+  if ((index.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIndexCopy, self, at::maybe_wrap_dim(dim, self.dim()), flagos::gen::flat(index), source, out);
   return out;
 }
 

@@ -26,6 +26,15 @@ void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & v
 // dot
 void dot(const at::Tensor & self, const at::Tensor & tensor);
 
+// eye
+void eye(c10::SymInt n, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
+
+// eye.m
+void eye(c10::SymInt n, c10::SymInt m, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
+
+// flip
+void flip(const at::Tensor & self, at::IntArrayRef dims);
+
 // floor_divide_.Tensor
 void floor_divide(at::Tensor & self, const at::Tensor & other);
 
@@ -40,6 +49,9 @@ void group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & we
 
 // native_layer_norm
 void layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps);
+
+// linspace
+void linspace(const at::Scalar & start, const at::Scalar & end, int64_t steps, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
 
 // logical_and.out, logical_or.out, logical_xor.out
 void logical_binary(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);

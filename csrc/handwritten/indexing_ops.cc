@@ -1,23 +1,16 @@
-// Indexing and index-shaped ops: index_select, gather, scatter (src / value,
-// functional and in-place), scatter_add, masked_fill_ (Scalar / Tensor),
-// embedding and its dense backward, flip, the NLL loss (forward and
-// backward), and the factories eye and linspace.
-//
-// An index tensor on the CPU is copied to the launch device first: ACLNN
-// reads device memory only, so a CPU address is never passed. gather,
-// scatter and the NLL loss are structured in ATen: their generated wrappers
-// check devices as CUDA does (an index or target on the CPU must be 0-dim).
-// index_select, masked_fill_ and embedding take an index or mask of any
-// shape on the CPU (their registry entries declare no-check): their bodies
-// check the flagos tensors' devices.
+// Indexing ops whose index or mask may be a CPU tensor of any shape:
+// index_select (and .out), masked_fill_ (Scalar / Tensor), embedding and
+// its dense backward. Their registry entries declare no-check: the bodies
+// check the flagos tensors' devices, and copy a CPU index to the launch
+// device (ACLNN reads device memory only, so a CPU address is never
+// passed). gather, scatter, flip, the NLL loss and the factories eye and
+// linspace are registry entries (yaml/ops/).
 #include <ATen/Dispatch_v2.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/WrapDimMinimal.h>
 
-#include <algorithm>
-#include <optional>
 #include <vector>
 
 #include "handwritten/support.h"
@@ -25,20 +18,9 @@
 #include "generated/impls.h"
 #include "flagos/aclnn/aclnnEmbedding.h"
 #include "flagos/aclnn/aclnnEmbeddingDenseBackward.h"
-#include "flagos/aclnn/aclnnEye.h"
-#include "flagos/aclnn/aclnnFlip.h"
-#include "flagos/aclnn/aclnnGather.h"
 #include "flagos/aclnn/aclnnIndexSelect.h"
 #include "flagos/aclnn/aclnnInplaceMaskedFillScalar.h"
 #include "flagos/aclnn/aclnnInplaceMaskedFillTensor.h"
-#include "flagos/aclnn/aclnnInplaceScatter.h"
-#include "flagos/aclnn/aclnnInplaceScatterValue.h"
-#include "flagos/aclnn/aclnnLinspace.h"
-#include "flagos/aclnn/aclnnNLLLoss.h"
-#include "flagos/aclnn/aclnnNLLLossBackward.h"
-#include "flagos/aclnn/aclnnScatter.h"
-#include "flagos/aclnn/aclnnScatterAdd.h"
-#include "flagos/aclnn/aclnnScatterValue.h"
 
 namespace flagos {
 namespace {
@@ -108,9 +90,6 @@ at::Tensor& index_select(const LaunchDevice& device, const at::Tensor& self, int
   launch_index_select(device, self, dim, index, out);
   return out;
 }
-
-// ---- gather / scatter --------------------------------------------------------
-
 
 // ---- masked_fill_ --------------------------------------------------------------
 
@@ -192,145 +171,6 @@ at::Tensor embedding_dense_backward(const LaunchDevice& device, const at::Tensor
   FLAGOS_GUARDED_LAUNCH(device, aclnnEmbeddingDenseBackward, grad_rows, index_dev, static_cast<uint64_t>(rows),
                         padding_arg, scale_grad_by_freq, out);
   return out;
-}
-
-// ---- flip ----------------------------------------------------------------------------
-
-at::Tensor flip(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef dims) {
-  std::vector<int64_t> wrapped;
-  for (const int64_t dim : dims) {
-    const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
-    // As ATen's flip (and CANN's aclnnFlip at phase 1): no dim twice.
-    TORCH_CHECK(std::find(wrapped.begin(), wrapped.end(), d) == wrapped.end(), "flip: dim ", d,
-                " appears multiple times in the list of dims");
-    wrapped.push_back(d);
-  }
-  at::Tensor out = empty_on(device, self.sizes(), self.scalar_type());
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnFlip, self, wrapped, out);
-  }
-  return out;
-}
-
-// ---- factories ---------------------------------------------------------------------------
-
-at::Tensor eye(const LaunchDevice& device, int64_t n, int64_t m, std::optional<at::ScalarType> dtype,
-               std::optional<at::Layout> /*layout*/, std::optional<at::Device> /*device*/,
-               std::optional<bool> /*pin_memory*/) {
-  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
-  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
-  at::Tensor out = empty_on(device, {n, m}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnEye, n, m, out);
-  }
-  return out;
-}
-
-at::Tensor eye(const LaunchDevice& device, int64_t n, std::optional<at::ScalarType> dtype,
-               std::optional<at::Layout> layout, std::optional<at::Device> device_arg, std::optional<bool> pin_memory) {
-  return eye(device, n, n, dtype, layout, device_arg, pin_memory);
-}
-
-at::Tensor linspace(const LaunchDevice& device, const at::Scalar& start, const at::Scalar& end, int64_t steps,
-                    std::optional<at::ScalarType> dtype, std::optional<at::Layout> /*layout*/,
-                    std::optional<at::Device> /*device*/, std::optional<bool> /*pin_memory*/) {
-  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  at::Tensor out = empty_on(device, {steps}, dtype.value_or(c10::get_default_dtype_as_scalartype()));
-  if (steps > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnLinspace, start, end, steps, out);
-  }
-  return out;
-}
-
-}  // namespace flagos::impl
-
-// ---- gather / scatter: bodies of the generated wrappers ------------------------
-// ATen's meta functions (gather, scatter.src, scatter.value, scatter_add) have
-// checked the arguments and sized the outputs; an in-place call passes `self`
-// as its output. An index on the CPU can only be a 0-dim one (the device
-// check); it is copied to the launch device.
-
-namespace flagos::impl {
-
-namespace {
-constexpr int64_t kReplace = 0;
-constexpr int64_t kAdd = 1;
-}  // namespace
-
-void gather(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
-            bool /*sparse_grad*/, const at::Tensor& out) {
-  if (out.numel() == 0) {
-    return;
-  }
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  FLAGOS_GUARDED_LAUNCH(device, aclnnGather, self, dim, on_launch_device(index, device), out);
-}
-
-void scatter_src(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                 const at::Tensor& src, const at::Tensor& out) {
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  if (out.is_same(self)) {
-    if (self.numel() > 0 && index.numel() > 0) {
-      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kReplace);
-    }
-  } else if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatter, self, dim, on_launch_device(index, device), src, kReplace, out);
-  }
-}
-
-void scatter_value(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                   const at::Scalar& value, const at::Tensor& out) {
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  if (out.is_same(self)) {
-    if (self.numel() > 0 && index.numel() > 0) {
-      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatterValue, self, dim, on_launch_device(index, device), value,
-                            kReplace);
-    }
-  } else if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterValue, self, dim, on_launch_device(index, device), value, kReplace,
-                          out);
-  }
-}
-
-void scatter_add(const LaunchDevice& device, const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                 const at::Tensor& src, const at::Tensor& out) {
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  if (out.is_same(self)) {
-    if (self.numel() > 0 && index.numel() > 0) {
-      FLAGOS_GUARDED_LAUNCH(device, aclnnInplaceScatter, self, dim, on_launch_device(index, device), src, kAdd);
-    }
-  } else if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnScatterAdd, self, dim, on_launch_device(index, device), src, out);
-  }
-}
-
-// ---- the NLL loss: bodies of the generated wrappers ---------------------------------
-// ATen's meta functions (nll_loss_forward, nll_loss_backward) have checked
-// the shapes of input, target and weight and sized the outputs. A target on
-// the CPU can only be a 0-dim one (the device check); it is copied.
-
-namespace {
-// The operators read the class weights as a contiguous vector; nullopt when there are none.
-std::optional<at::Tensor> nll_weight(at::OptionalTensorRef weight) {
-  return weight.has_value() ? std::optional<at::Tensor>(weight->contiguous()) : std::nullopt;
-}
-}  // namespace
-
-void nll_loss_forward(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& target,
-                      at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index, const at::Tensor& output,
-                      const at::Tensor& total_weight) {
-  // Launched even for an empty batch: a mean over no element is written (NaN).
-  FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLoss, self, on_launch_device(target, device), nll_weight(weight), reduction,
-                        ignore_index, output, total_weight);
-}
-
-void nll_loss_backward(const LaunchDevice& device, const at::Tensor& grad_output, const at::Tensor& self,
-                       const at::Tensor& target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index,
-                       const at::Tensor& total_weight, const at::Tensor& grad_input) {
-  if (grad_input.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnNLLLossBackward, grad_output, self, on_launch_device(target, device),
-                          nll_weight(weight), reduction, ignore_index, total_weight, grad_input);
-  }
 }
 
 }  // namespace flagos::impl

@@ -1,22 +1,17 @@
-// isin: whether each element is among the test elements, in its three forms
-// and their out= variants. All three are structured in ATen: this file
-// defines their bodies, the generator writes and registers their wrappers.
+// isin of a tensor's elements among another tensor's (isin.Tensor_Tensor and
+// its out= form): the body of their generated wrappers. ATen's meta
+// function has checked the operands' dtypes and sized the bool output (an
+// out= one checked and resized). The other two forms, one launch each, are
+// registry entries (yaml/ops/selection.yaml).
 //
-// Device policy: first-tensor (elements, else test_elements; out on the same
-// device; a CPU 0-dim operand, a Python number, is copied there).
-//
-// - isin.Tensor_Scalar: aclnnIsInTensorScalar, one launch.
-// - isin.Scalar_Tensor: aclnnIsInScalarTensor into a 0-dim bool, one launch.
-// - isin.Tensor_Tensor: CANN has no tensor-tensor operator. The kernel
-//   compares every element with every test element, elements viewed as
-//   [..., 1] against the test elements flattened to [M] (aclnnEqTensor, both
-//   promoted to their common dtype as ATen does), then reduces the last dim
-//   with aclnnAny; invert=True takes aclnnNeTensor and aclnnAll instead. This
-//   is ATen's own small-input algorithm; it needs numel(elements) * M bools
-//   of workspace. With no test element the answer is `invert` everywhere.
+// CANN has no tensor-tensor operator. The kernel compares every element
+// with every test element, elements viewed as [..., 1] against the test
+// elements flattened to [M] (aclnnEqTensor, both promoted to their common
+// dtype as ATen does), then reduces the last dim with aclnnAny;
+// invert=True takes aclnnNeTensor and aclnnAll instead. This is ATen's own
+// small-input algorithm; it needs numel(elements) * M bools of workspace.
+// With no test element the answer is `invert` everywhere.
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
-#include <c10/core/Scalar.h>
 
 #include <vector>
 
@@ -26,14 +21,7 @@
 #include "flagos/aclnn/aclnnAny.h"
 #include "flagos/aclnn/aclnnEqTensor.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
-#include "flagos/aclnn/aclnnIsInScalarTensor.h"
-#include "flagos/aclnn/aclnnIsInTensorScalar.h"
 #include "flagos/aclnn/aclnnNeTensor.h"
-
-// ---- the bodies of the generated wrappers ----------------------------------
-// ATen's meta functions (isin_Tensor_Tensor, isin_Tensor_Scalar,
-// isin_Scalar_Tensor) have checked the operands' dtypes and sized the bool
-// output (an out= one checked and resized).
 
 namespace flagos::impl {
 
@@ -61,21 +49,6 @@ void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor& elements_i
     FLAGOS_GUARDED_LAUNCH(device, aclnnEqTensor, column, test, pairs);
     FLAGOS_GUARDED_LAUNCH(device, aclnnAny, pairs, last, false, out);
   }
-}
-
-void isin_Tensor_Scalar(const LaunchDevice& device, const at::Tensor& elements, const at::Scalar& test_element,
-                        bool assume_unique, bool invert, const at::Tensor& out) {
-  if (out.numel() > 0) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnIsInTensorScalar, elements, test_element, assume_unique, invert, out);
-  }
-}
-
-void isin_Scalar_Tensor(const LaunchDevice& device, const at::Scalar& element, const at::Tensor& test_elements,
-                        bool assume_unique, bool invert, const at::Tensor& out) {
-  // ATen's meta function sizes the output [0] and its kernel resizes it to
-  // the one 0-dim answer (written even for no test element): so here.
-  at::native::resize_output(out, {});
-  FLAGOS_GUARDED_LAUNCH(device, aclnnIsInScalarTensor, element, test_elements, assume_unique, invert, out);
 }
 
 }  // namespace flagos::impl

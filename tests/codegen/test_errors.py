@@ -140,6 +140,22 @@ CASES = {
         "yaml/ops/selection.yaml", "    launch: aclnnInplaceZero(out)\n  guard: first-tensor\n\n- op: isneginf",
         "    launch: aclnnInplaceZeros(out)\n  guard: first-tensor\n\n- op: isneginf", "aclnnInplaceZeros(out)",
         "isposinf", "entry point `aclnnInplaceZeros` has no prototype"),
+    # argument transforms and the matrix size
+    "wrap_dim of a tensor": (
+        "yaml/ops/indexing.yaml", "launch: aclnnGather(self, wrap_dim(dim, self), index, out)",
+        "launch: aclnnGather(self, wrap_dim(index, self), index, out)", "launch: aclnnGather(", "gather",
+        "argument 2 of aclnnGather (const int64_t dim): argument 1 of `wrap_dim(index, self)` must be an int"),
+    "zero_dim of an input onto the output": (
+        "yaml/ops/selection.yaml", "invert, zero_dim(out))", "invert, zero_dim(test_elements))",
+        "launch: aclnnIsInScalarTensor(", "isin.Scalar_Tensor",
+        "`zero_dim(test_elements)` is an input but the operator writes this parameter"),
+    "is_empty of an int": (
+        "yaml/ops/indexing.yaml", "    when: is_empty(index)\n    launch: aclnnInplaceCopy(out, self)\n  guard: first-tensor\n\n# A",
+        "    when: is_empty(dim)\n    launch: aclnnInplaceCopy(out, self)\n  guard: first-tensor\n\n# A",
+        "launch: aclnnInplaceCopy(out, self)", "index_add", "alternate.when: argument 1 of `is_empty(dim)` must be a Tensor"),
+    "matrix with one size": (
+        "yaml/ops/factory.yaml", "    size: matrix(n, m)\n", "    size: matrix(n)\n", "size: matrix(n)", "eye.m",
+        "out.size: `matrix(n)` takes 2 argument(s), not 1"),
     "inplace_launch outside a family": (
         "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
         "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),
@@ -325,8 +341,8 @@ def test_two_bodies_with_one_signature_and_two_results_are_refused(ws):
 
 
 @pytest.mark.parametrize("old,new,op,message,fix", [
-    ("  impl: scatter_value\n", "  impl: scatter-value\n", "scatter.value",
-     "`impl: scatter-value` is not a C++ function name",
+    ("  impl: index_Tensor\n", "  impl: index-Tensor\n", "index.Tensor",
+     "`impl: index-Tensor` is not a C++ function name",
      "name the body in lower_snake_case, as the structured group is named (gather, upsample_nearest2d)"),
     ("  impl: zero_\n", "  impl: zero_\n  composite: yes please\n", "zero_",
      "`composite: yes please` is not true or false",
@@ -338,28 +354,30 @@ def test_a_bad_handwritten_key_is_refused(ws, old, new, op, message, fix):
 
 
 def test_one_impl_for_two_meta_classes_is_refused(ws):
-    """scatter.value's meta function is not scatter.src's: one body cannot take both groups' arguments."""
-    scatter_src = ws.line_of("yaml/handwritten.yaml", "- op: scatter.src")
+    """isin.Tensor_Tensor's meta function is not index.Tensor's: one body cannot take both groups' arguments."""
+    index = ws.line_of("yaml/handwritten.yaml", "- op: index.Tensor")
     text = ws.read("yaml", "handwritten.yaml")
-    entry = text[text.index("- op: scatter.value\n"):]
+    entry = text[text.index("- op: isin.Tensor_Tensor\n"):]
     entry = entry[: entry.index("\n\n") + 1]
-    ws.edit("yaml/handwritten.yaml", entry, entry.replace("impl: scatter_value", "impl: scatter_src"))
-    _refused(ws, "yaml/handwritten.yaml", "- op: scatter.value", "scatter.value",
-             f"impl scatter_src is also the body of scatter.src (yaml/handwritten.yaml:{scatter_src}), whose meta "
-             "function is at::meta::structured_scatter_src, not at::meta::structured_scatter_value",
+    ws.edit("yaml/handwritten.yaml", entry,
+            entry.replace("impl: isin_Tensor_Tensor", "impl: index_Tensor")
+            .replace("file: csrc/handwritten/isin.cc", "file: csrc/handwritten/index.cc"))
+    _refused(ws, "yaml/handwritten.yaml", "- op: isin.Tensor_Tensor", "isin.Tensor_Tensor",
+             f"impl index_Tensor is also the body of index.Tensor (yaml/handwritten.yaml:{index}), whose "
+             "meta function is at::meta::structured_index_Tensor, not at::meta::structured_isin_Tensor_Tensor",
              "give each structured group its own body")
 
 
 def test_one_impl_in_two_files_is_refused(ws):
     text = ws.read("yaml", "handwritten.yaml")
-    gather = text[: text.index("- op: gather\n")].count("\n") + 1
-    entry = text[text.index("- op: gather.out\n"):]
+    isin = text[: text.index("- op: isin.Tensor_Tensor\n")].count("\n") + 1
+    entry = text[text.index("- op: isin.Tensor_Tensor_out\n"):]
     entry = entry[: entry.index("\n\n") + 1]
     ws.edit("yaml/handwritten.yaml", entry,
-            entry.replace("file: csrc/handwritten/indexing_ops.cc", "file: csrc/handwritten/gather_out.cc"))
-    _refused(ws, "yaml/handwritten.yaml", "- op: gather.out", "gather.out",
-             f"impl gather is defined in csrc/handwritten/indexing_ops.cc (yaml/handwritten.yaml:{gather})",
-             "write `file: csrc/handwritten/indexing_ops.cc`")
+            entry.replace("file: csrc/handwritten/isin.cc", "file: csrc/handwritten/isin_out.cc"))
+    _refused(ws, "yaml/handwritten.yaml", "- op: isin.Tensor_Tensor_out", "isin.Tensor_Tensor_out",
+             f"impl isin_Tensor_Tensor is defined in csrc/handwritten/isin.cc (yaml/handwritten.yaml:{isin})",
+             "write `file: csrc/handwritten/isin.cc`")
 
 
 def test_family_forms_are_reported_by_their_own_names(ws):

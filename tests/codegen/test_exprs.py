@@ -24,6 +24,8 @@ def launch_arg(op: str, text: str, ctype: str, allocated_out: bool = True, is_ou
     ("_softmax", "dim", "const int64_t", False, "dim"),
     ("sum.dim_IntList", "dtype or scalar_type(self)", "const aclDataType", False,
      "dtype.value_or(self.scalar_type())"),
+    # zero_dim resizes the output it is given: it stays an output
+    ("isin.Scalar_Tensor", "zero_dim(out)", "aclTensor*", True, "flagos::gen::zero_dim(out)"),
 ])
 def test_fits_outputs_and_by_value_const(op, text, ctype, is_output, cpp):
     assert launch_arg(op, text, ctype, is_output=is_output) == cpp
@@ -47,6 +49,11 @@ def test_fits_outputs_and_by_value_const(op, text, ctype, is_output, cpp):
     ("_softmax", "dim", "int64_t", "dim"),
     ("eye", "n", "int64_t", "n.expect_int()"),  # SymInt
     ("native_layer_norm", "eps", "double", "eps"),
+    # argument transforms: a dim and a dim list wrapped, an index flattened, optional weights made dense
+    ("gather", "wrap_dim(dim, self)", "int64_t", "at::maybe_wrap_dim(dim, self.dim())"),
+    ("flip", "wrap_dims(dims, self)", "const aclIntArray*", "flagos::gen::wrapped_dims(dims, self)"),
+    ("index_add", "flat(index)", "const aclTensor*", "flagos::gen::flat(index)"),
+    ("nll_loss_forward", "contiguous(weight)", "const aclTensor*", "flagos::gen::contiguous(weight)"),
 ])
 def test_fits(op, text, ctype, cpp):
     assert launch_arg(op, text, ctype) == cpp
@@ -60,6 +67,10 @@ def test_fits(op, text, ctype, cpp):
     ("add.Tensor", "input", "const aclTensor*", "`input` is not an argument of add.Tensor"),
     ("add.Tensor", "item(alpha)", "const aclScalar*", "argument 1 of `item(alpha)` must be a Tensor"),
     ("add.Tensor", "0.5", "int64_t", "is a float literal"),
+    ("gather", "wrap_dim(index, self)", "int64_t", "argument 1 of `wrap_dim(index, self)` must be an int"),
+    ("flip", "wrap_dims(dims, dims)", "const aclIntArray*", "argument 2 of `wrap_dims(dims, dims)` must be a Tensor"),
+    ("index_add", "flat(alpha)", "const aclTensor*", "argument 1 of `flat(alpha)` must be a Tensor"),
+    ("nll_loss_forward", "contiguous(self)", "const aclTensor*", "argument 1 of `contiguous(self)` must be an optional"),
 ])
 def test_does_not_fit(op, text, ctype, message):
     with pytest.raises(ExprError) as error:
@@ -74,6 +85,14 @@ def test_an_input_onto_an_output_fails_whatever_the_constness(ctype):
     assert "`self` is an input but the operator writes this parameter" in error.value.message
 
 
+@pytest.mark.parametrize("op,text", [("isin.Scalar_Tensor", "zero_dim(test_elements)"), ("index_add", "flat(index)")])
+def test_a_transformed_input_stays_an_input(op, text):
+    """zero_dim keeps an output an output, but makes no input one; flat's result is an input."""
+    with pytest.raises(ExprError) as error:
+        launch_arg(op, text, "aclTensor*", is_output=True)
+    assert f"`{text}` is an input but the operator writes this parameter" in error.value.message
+
+
 @pytest.mark.parametrize("op,role,text,cpp", [
     ("add.Tensor", "size", "broadcast(self, other)", "at::infer_size_dimvector(self.sizes(), other.sizes())"),
     ("add.Tensor", "dtype", "to_float(result_type(self, other))",
@@ -83,6 +102,7 @@ def test_an_input_onto_an_output_fails_whatever_the_constness(ctype):
      "flagos::gen::broadcast3_sizes(condition, self, other)"),
     ("addcmul", "dtype", "result_type3(self, tensor1, tensor2)", "flagos::gen::result_type3(self, tensor1, tensor2)"),
     ("full", "size", "size", "C10_AS_INTARRAYREF_SLOW(size)"),
+    ("eye.m", "size", "matrix(n, m)", "flagos::gen::matrix_sizes(n, m)"),
     ("full", "dtype", "dtype or full_type(fill_value)", "dtype.value_or(flagos::gen::full_type(fill_value))"),
     # arange's size is ATen's compute_arange_size, which needs the result's dtype
     ("arange", "size", "arange(0, end, 1, dtype or arange_type(0, end, 1))",
@@ -164,3 +184,14 @@ def test_flag_index_in_range():
     with pytest.raises(ExprError) as error:
         render_when(parse_expr("flag(output_mask, 3)"), scope, set())
     assert "output_mask is a bool[3], it has no element 3" in error.value.message
+
+
+def test_is_empty_is_a_condition_on_a_tensor():
+    scope = Scope(aten_schemas().get("index_add"), True)
+    assert render_when(parse_expr("is_empty(index)"), scope, set()) == "(index.numel() == 0)"
+    with pytest.raises(ExprError) as error:
+        render_when(parse_expr("is_empty(dim)"), scope, set())
+    assert "argument 1 of `is_empty(dim)` must be a Tensor" in error.value.message
+    with pytest.raises(ExprError) as error:  # a condition, not a launch argument
+        launch_arg("index_add", "is_empty(index)", "bool")
+    assert "`is_empty` belongs in a when rule, not a launch one" in error.value.message

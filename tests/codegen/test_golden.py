@@ -38,9 +38,9 @@ POLICIES = {
     "general_multi_output_not_structured.cpp": ("native_layer_norm", None),
     "general_optional_outputs.cpp": ("native_layer_norm_backward", None),
     # a handwritten structured op (`impl:`): the generated wrapper calls its body
-    "impl_functional.cpp": ("gather", None),
-    "impl_out.cpp": ("gather.out", None),
-    "impl_inplace.cpp": ("scatter_.src", None),
+    "impl_functional.cpp": ("isin.Tensor_Tensor", None),
+    "impl_out.cpp": ("isin.Tensor_Tensor_out", None),
+    "impl_inplace.cpp": ("div_.Tensor_mode", None),
 }
 
 

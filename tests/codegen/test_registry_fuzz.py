@@ -149,10 +149,10 @@ OPS = """\
 """
 
 HANDWRITTEN = """\
-- op: gather
+- op: isin.Tensor_Tensor
   guard: first-tensor
-  impl: gather
-  file: csrc/handwritten/indexing_ops.cc
+  impl: isin_Tensor_Tensor
+  file: csrc/handwritten/isin.cc
 
 - op: zero_
   impl: zero_
@@ -335,7 +335,8 @@ def check_name(rng: random.Random) -> Case:
 
 def impl_name(rng: random.Random) -> Case:
     name = rng.choice(BAD_FUNCTIONS)
-    return _edit(f"impl {name!r}", H, "  impl: gather\n", f"  impl: {_quoted(name)}\n", op="gather", fragment="impl")
+    return _edit(f"impl {name!r}", H, "  impl: isin_Tensor_Tensor\n", f"  impl: {_quoted(name)}\n",
+                 op="isin.Tensor_Tensor", fragment="impl")
 
 
 def structured_rules(rng: random.Random) -> Case:
@@ -580,7 +581,8 @@ def yaml_tags(rng: random.Random) -> Case:
                         "!!float 1", "!!int 3", "!!null ''", "!!bool yes", "!!str 12"])
     file, old, op = rng.choice([(O, "  reason: launches nothing\n", "neg"), (O, "  shape: matmul\n", "addmm"),
                                 (O, "    size: matmul(self, tensor)\n", "dot"), (O, "  check: dot\n", "dot"),
-                                (H, "  impl: gather\n", "gather"), (H, "  file: csrc/handwritten/fill.cc\n\n", "zero_"),
+                                (H, "  impl: isin_Tensor_Tensor\n", "isin.Tensor_Tensor"),
+                                (H, "  file: csrc/handwritten/fill.cc\n\n", "zero_"),
                                 (A, "  params: [const aclTensor* self, aclTensor* out]\n", None)])
     first, rest = old.split(":", 1)
     valid = value == "!!str 12" and "reason" in old  # the text "12" is a reason

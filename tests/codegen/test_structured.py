@@ -214,9 +214,9 @@ def test_impls_declares_each_body_once_with_meta_parameters_and_outputs(generate
         assert params == ", ".join(("const LaunchDevice& device",) + group.meta_params
                                    + tuple(f"const at::Tensor & {out}" for out in group.group_outputs))
         assert f"// {', '.join(ops)}: ATen's {group.meta_class}\n" in header
-    assert ("// gather, gather.out: ATen's at::meta::structured_gather\n"
-            "void gather(const LaunchDevice& device, const at::Tensor & self, int64_t dim, const at::Tensor & index, "
-            "bool sparse_grad, const at::Tensor & out);\n") in header
+    assert ("// isin.Tensor_Tensor, isin.Tensor_Tensor_out: ATen's at::meta::structured_isin_Tensor_Tensor\n"
+            "void isin_Tensor_Tensor(const LaunchDevice& device, const at::Tensor & elements, "
+            "const at::Tensor & test_elements, bool assume_unique, bool invert, const at::Tensor & out);\n") in header
 
 
 def test_impls_declares_other_bodies_with_the_ops_arguments(generated):

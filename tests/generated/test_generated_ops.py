@@ -91,7 +91,7 @@ _ELEMENTWISE_FILES = ("unary.yaml", "unary_math.yaml", "binary_math.yaml", "scal
 _INTEGER_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 _POSITIVE_OPS = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow")
 _UNIT_OPS = ("asin", "acos")  # |x| < 1
-_BOOL_OPS = ("isposinf", "isneginf")  # their out= tensors are bool
+_BOOL_OPS = ("isposinf", "isneginf", "isin")  # their out= tensors are bool
 _SAME_SIZE_OPS = ("gelu_backward",)  # no broadcast: ATen's CPU kernel refuses it too
 _SCALAR_VALUES = {"other": 2.5, "exponent": 2.0, "min": -0.5, "max": 0.5, "weight": 0.25, "threshold": 0.1}
 
@@ -158,10 +158,20 @@ def cases_for(entry) -> list[Case]:
         x = _rand(3, 4)
         return [Case("one dim", (x, [1], [0])), Case("two dims", (x, [1, -2], [0, 1])),
                 Case("flattened", (x, [5])), Case("non-contiguous", (_rand(4, 3).t(), [2], [-1]))]
+    if shape == "inplace" and schema.argument("index") is not None:  # the in-place forms of indexing families
+        x, rows, index2d = _rand(3, 4), _rand(2, 4), torch.tensor([[0, 1, 2, 0], [2, 2, 1, 0]])
+        inputs = {"scatter_.src": (x, 0, index2d, rows), "scatter_.value": (x, -2, index2d, 2.5),
+                  "scatter_add_": (x, 0, index2d, rows), "index_add_": (x, 0, torch.tensor([2, 0]), rows),
+                  "index_copy_": (x, -1, torch.tensor([3, 0]), _rand(3, 2))}
+        return [Case("index", inputs[entry.op])]
+    if entry.op == "flip":  # unary, but its dims have no default
+        x = _rand(3, 4)
+        return [Case("one dim", (x, [0])), Case("two dims, negative", (x, [0, -1])), Case("no dim", (x, [])),
+                Case("non-contiguous", (_rand(4, 3).t(), [-1]))]
     if shape in ("unary", "inplace") and schema.argument("other") is None:
         x = _rand(3, 4, positive=positive)
         return [Case("contiguous", (x,)), Case("non-contiguous", (_rand(4, 3, positive=positive).t(),))]
-    values = {"size": [2, 3], "fill_value": 1.5, "start": 1, "end": 11, "step": 3}
+    values = {"size": [2, 3], "fill_value": 1.5, "start": 1, "end": 11, "step": 3, "steps": 5, "n": 3, "m": 4}
     if shape == "out" and schema.argument("other") is None:
         positional = tuple(values[a.name] for a in schema.arguments if not (a.is_kwarg_only or a.is_out))
         return [Case("out", positional, {"out": torch.empty(0)})]

@@ -1,4 +1,4 @@
-"""index_copy and index_add (csrc/handwritten/index_update.cc) on flagos:2
+"""index_copy and index_add (yaml/ops/indexing.yaml) on flagos:2
 while flagos:0 is current, against the CPU: functional, in-place and out=
 forms, negative dims, empty indices, alpha, dtypes; ATen's meta checks at
 the call; and the static KV cache's write (transformers' StaticCache does
@@ -24,12 +24,12 @@ def test_index_copy(dtype, dim):
     source = (-torch.arange(sizes[0] * sizes[1]).reshape(sizes)).to(dtype)
     dx, di, ds = on_device(x, index, source)
     out = torch.index_copy(dx, dim, di, ds)
-    assert_clean(out, ops=["aclnnInplaceIndexCopy"])
+    assert_clean(out, ops=["aclnnIndexCopy"])
     assert_equal(out, torch.index_copy(x, dim, index, source))
     assert_equal(dx, x)  # functional: self untouched
     dx.index_copy_(dim, di, ds)
     assert_equal(dx, x.index_copy_(dim, index, source))
-    assert_clean(dx)
+    assert_clean(dx, ops=["aclnnInplaceIndexCopy"])
 
 
 def test_index_copy_out_and_empty_index():
@@ -101,6 +101,37 @@ def test_index_add_empty():
     assert empty.shape == (0, 2)
     assert_clean(out, empty)
     assert "aclnnIndexAdd" not in torch_fl.sim.stats()["op_launches"]
+
+
+def test_empty_index_in_every_form_copies_self():
+    """No position: out= and functional forms are self, in place self is unchanged; neither
+    index operator launches (CANN's may write nothing for an empty index)."""
+    x = torch.randn(3, 2)
+    dx, no_index, no_source = on_device(x, torch.empty(0, dtype=torch.long), torch.empty(0, 2))
+    out_add, out_copy = torch.full((3, 2), 7.0, device=DEVICE), torch.full((3, 2), 7.0, device=DEVICE)
+    torch_fl.sim.reset_stats()
+    got = [torch.index_add(dx, 0, no_index, no_source, out=out_add), dx.clone().index_add_(0, no_index, no_source),
+           torch.index_copy(dx, 0, no_index, no_source, out=out_copy), dx.clone().index_copy_(0, no_index, no_source),
+           torch.index_copy(dx, 0, no_index, no_source)]
+    assert_clean(*got)
+    for result in got:
+        assert_equal(result, x)
+    launched = torch_fl.sim.stats()["op_launches"]
+    assert not {"aclnnIndexAdd", "aclnnIndexCopy", "aclnnInplaceIndexCopy"} & set(launched), launched
+
+
+@pytest.mark.parametrize("where", ["cpu", DEVICE])
+def test_0dim_index_names_one_position(where):
+    """A 0-dim index (on the CPU: a number-like tensor, copied) is one position, flattened for CANN."""
+    x, source = torch.randn(4, 3), torch.randn(3)
+    index = torch.tensor(2)
+    dx, ds = on_device(x, source)
+    di = index if where == "cpu" else index.to(DEVICE)
+    added = torch.index_add(dx.unsqueeze(0), 1, di, ds.view(1, 1, 3), alpha=3)
+    copied = torch.index_copy(dx, 0, di, ds.view(1, 3))
+    assert_clean(added, copied, ops=["aclnnIndexAdd", "aclnnIndexCopy"])
+    assert_equal(added, torch.index_add(x.unsqueeze(0), 1, index, source.view(1, 1, 3), alpha=3))
+    assert_equal(copied, torch.index_copy(x, 0, index, source.view(1, 3)))
 
 
 def test_index_add_checks_at_the_call():

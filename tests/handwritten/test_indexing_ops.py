@@ -1,10 +1,11 @@
-"""index_select, gather, scatter, scatter_add, masked_fill_, embedding (and
-its dense backward), flip, the NLL loss, eye and linspace
-(csrc/handwritten/indexing_ops.cc), plus the generated tril/triu
-(yaml/ops/indexing.yaml): tensors on flagos:2 while flagos:0 is current;
-index tensors on the CPU or on self's device. Every op must launch on
-flagos:2 only, through no CPU fallback, and match the CPU; with the guards
-off, the simulator rejects the launch (negative control)."""
+"""index_select, masked_fill_, embedding (and its dense backward)
+(csrc/handwritten/indexing_ops.cc), plus the generated gather, scatter,
+scatter_add, flip, tril/triu (yaml/ops/indexing.yaml), the NLL loss
+(yaml/ops/loss.yaml), eye and linspace (yaml/ops/factory.yaml): tensors on
+flagos:2 while flagos:0 is current; index tensors on the CPU or on self's
+device. Every op must launch on flagos:2 only, through no CPU fallback, and
+match the CPU, empty inputs included; with the guards off, the simulator
+rejects the launch (negative control)."""
 
 import pytest
 import torch
@@ -77,6 +78,53 @@ def test_gather_and_scatter_forms():
     assert_equal(inplace, x.clone().scatter_(0, idx, src))
     assert_equal(inplace_value, x.clone().scatter_(0, idx, -1.0))
     assert_equal(inplace_add, x.clone().scatter_add_(0, idx, src))
+
+
+def test_gather_and_scatter_of_empty_tensors_match_the_cpu():
+    """An empty index, an empty self, and both: what the CPU returns, on flagos:2."""
+    x, src = torch.randn(3, 4), torch.randn(3, 4)
+    no_index = torch.empty(0, 4, dtype=torch.long)
+    empty_x, empty_index = torch.randn(0, 4), torch.empty(0, 4, dtype=torch.long)
+    for self_, idx, source in ((x, no_index, src), (empty_x, empty_index, torch.randn(0, 4))):
+        dx, di, ds = on_device(self_, idx, source)
+        results = [torch.gather(dx, 0, di), torch.scatter(dx, 0, di, ds), torch.scatter(dx, 0, di, 2.5),
+                   torch.scatter_add(dx, 0, di, ds), dx.clone().scatter_(0, di, ds),
+                   dx.clone().scatter_(0, di, -1.0), dx.clone().scatter_add_(0, di, ds)]
+        expected = [torch.gather(self_, 0, idx), torch.scatter(self_, 0, idx, source),
+                    torch.scatter(self_, 0, idx, 2.5), torch.scatter_add(self_, 0, idx, source),
+                    self_.clone().scatter_(0, idx, source), self_.clone().scatter_(0, idx, -1.0),
+                    self_.clone().scatter_add_(0, idx, source)]
+        assert_clean(*results)
+        for got, want in zip(results, expected):
+            assert got.shape == want.shape
+            assert_equal(got, want)
+
+
+def test_gather_and_scatter_of_0dim_tensors_and_a_cpu_0dim_index():
+    """A 0-dim self with a 0-dim index (dim 0 or -1), the index a CPU number-like tensor too."""
+    x, idx = torch.tensor(1.5), torch.tensor(0)
+    dx = on_device(x)
+    for where in WHERE:
+        for dim in (0, -1):
+            got = [torch.gather(dx, dim, place(idx, where)), torch.scatter(dx, dim, place(idx, where), 4.0),
+                   torch.scatter_add(dx, dim, place(idx, where), dx)]
+            assert_clean(*got)
+            assert_equal(got[0], torch.gather(x, dim, idx))
+            assert_equal(got[1], torch.scatter(x, dim, idx, 4.0))
+            assert_equal(got[2], torch.scatter_add(x, dim, idx, x))
+
+
+def test_gather_and_scatter_check_at_the_call():
+    """ATen's meta functions, in the generated wrappers: the CPU's errors, and no launch."""
+    dx, dsrc, float_index, index = on_device(torch.randn(3, 4), torch.randn(2, 4), torch.zeros(2, 4),
+                                             torch.zeros(2, 4, dtype=torch.long))
+    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int32/int64 for index"):
+        torch.gather(dx, 0, float_index)
+    with pytest.raises(RuntimeError, match="scatter\\(\\): Expected dtype int32/int64 for index"):
+        torch.scatter(dx, 0, float_index, dsrc)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.gather(dx, 2, index)
+    assert torch_fl.sim.stats()["op_launches"] == {}
 
 
 def test_gather_backward_runs_on_device():
@@ -162,6 +210,65 @@ def test_flip_tril_triu():
     assert_equal(upper, torch.triu(x, 1))
     assert_equal(lower_, x.clone().tril_(1))
     assert_equal(upper_, x.clone().triu_())
+
+
+def test_nll_loss_of_an_empty_batch_matches_the_cpu():
+    """mean over no element is NaN, sum 0, none an empty tensor; the gradient is empty."""
+    for reduction in ("mean", "sum", "none"):
+        logits = torch.randn(0, 4, requires_grad=True)
+        target = torch.empty(0, dtype=torch.long)
+        dl = logits.detach().to(DEVICE).requires_grad_()
+        torch_fl.sim.reset_stats()
+        loss = F.nll_loss(dl, target.to(DEVICE), reduction=reduction)
+        loss.sum().backward()
+        assert_clean(loss, dl.grad)
+        expected = F.nll_loss(logits, target, reduction=reduction)
+        expected.sum().backward()
+        torch.testing.assert_close(loss.detach().cpu(), expected.detach(), equal_nan=True)
+        assert_equal(dl.grad, logits.grad)
+
+
+def test_nll_loss_with_a_strided_weight():
+    """The class weights reach the operator dense (a strided view is made contiguous)."""
+    logits, target = torch.randn(4, 3), torch.tensor([2, 0, 1, 2])
+    weight = torch.tensor([1.0, 9.0, 2.0, 9.0, 0.5, 9.0])[::2]
+    dl, dt, dw = on_device(logits, target, torch.tensor([1.0, 9.0, 2.0, 9.0, 0.5, 9.0]))
+    loss = F.nll_loss(dl, dt, weight=dw[::2])
+    assert_clean(loss, ops=["aclnnNLLLoss"])
+    assert_equal(loss, F.nll_loss(logits, target, weight=weight))
+
+
+def test_flip_empty_0dim_and_its_checks():
+    for x, dims in ((torch.randn(0, 3), [0, 1]), (torch.tensor(2.0), [0]), (torch.tensor(2.0), [])):
+        dx = on_device(x)
+        flipped = dx.flip(dims)
+        assert_clean(flipped)
+        assert_equal(flipped, x.flip(dims))
+    dx = on_device(torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        dx.flip(1, -1)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dx.flip(2)
+    assert torch_fl.sim.stats()["op_launches"] == {}
+
+
+def test_eye_and_linspace_empty_and_their_checks():
+    torch_fl.sim.reset_stats()
+    got = [torch.eye(0, device=DEVICE), torch.eye(0, 3, device=DEVICE), torch.eye(2, 0, device=DEVICE),
+           torch.linspace(0, 1, 0, device=DEVICE), torch.linspace(3, 1, 1, device=DEVICE)]
+    expected = [torch.eye(0), torch.eye(0, 3), torch.eye(2, 0), torch.linspace(0, 1, 0), torch.linspace(3, 1, 1)]
+    assert_clean(*got)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        assert_equal(g, e)
+    torch_fl.sim.reset_stats()
+    with pytest.raises(RuntimeError, match="n must be greater or equal to 0, got -1"):
+        torch.eye(-1, device=DEVICE)
+    with pytest.raises(RuntimeError, match="m must be greater or equal to 0, got -2"):
+        torch.eye(2, -2, device=DEVICE)
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        torch.linspace(0, 1, -1, device=DEVICE)
+    assert torch_fl.sim.stats()["op_launches"] == {}
 
 
 def test_eye_and_linspace_on_their_device_argument():

@@ -1,8 +1,9 @@
 """Selection and special values on flagos:2 while flagos:0 is current, against
-the CPU: nonzero (csrc/handwritten/nonzero.cc), isin (isin.cc), and the
-generated where, isinf, isnan, isposinf and isneginf (yaml/ops/selection.yaml;
-integers through an `alternate:` launch) on the values that matter (inf,
--inf, NaN, Python numbers)."""
+the CPU: nonzero (csrc/handwritten/nonzero.cc), isin.Tensor_Tensor (isin.cc),
+and the generated isin of a number or of one, where, isinf, isnan, isposinf
+and isneginf (yaml/ops/selection.yaml; integers through an `alternate:`
+launch) on the values that matter (inf, -inf, NaN, Python numbers), and
+empty tensors."""
 
 import pytest
 import torch
@@ -134,6 +135,25 @@ def test_isin_scalar_forms():
     stats = torch_fl.sim.stats()["op_launches"]
     assert stats.get("aclnnIsInTensorScalar") == 2 and stats.get("aclnnIsInScalarTensor") == 4, stats
     assert_clean(torch.isin(5, de))
+
+
+def test_isin_scalar_forms_of_empty_tensors():
+    """No element: an empty bool tensor; no test element: the 0-dim answer `invert`, written
+    (isin.Scalar_Tensor's meta function sizes its output [0], the wrapper makes it 0-dim)."""
+    no_elements = torch.empty(0, 3, dtype=torch.long)
+    no_tests = torch.empty(0, dtype=torch.long)
+    de, dt = on_device(no_elements, no_tests)
+    for invert in (False, True):
+        got = [torch.isin(de, 1, invert=invert), torch.isin(5, dt, invert=invert)]
+        assert_clean(*got)
+        for result, expected in zip(got, [torch.isin(no_elements, 1, invert=invert),
+                                          torch.isin(5, no_tests, invert=invert)]):
+            assert result.shape == expected.shape
+            assert_equal(result, expected)
+        out = torch.ones(2, dtype=torch.bool, device=DEVICE)  # resized: ATen warns, as on the CPU
+        with pytest.warns(UserWarning, match="was resized"):
+            torch.isin(5, dt, invert=invert, out=out)
+        assert out.shape == () and out.item() == invert
 
 
 def test_isin_out_forms():

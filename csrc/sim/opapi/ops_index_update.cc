@@ -1,4 +1,5 @@
-// Writes along one dim at the positions an index lists: aclnnInplaceIndexCopy
+// Writes along one dim at the positions an index lists: aclnnIndexCopy
+// (index_copy: self with source's slices, into out), aclnnInplaceIndexCopy
 // (index_copy_), aclnnIndexAdd (index_add with alpha).
 #include <ATen/ops/index_add.h>
 #include <ATen/ops/index_copy.h>
@@ -7,6 +8,7 @@
 
 #include "sim_op.h"
 #include "flagos/aclnn/aclnnIndexAdd.h"
+#include "flagos/aclnn/aclnnIndexCopy.h"
 #include "flagos/aclnn/aclnnInplaceIndexCopy.h"
 
 using namespace fsim::op;
@@ -38,6 +40,18 @@ aclnnStatus aclnnInplaceIndexCopyGetWorkspaceSize(aclTensor* selfRef, int64_t di
   return op.build([dim](Views& v) { v["selfRef"].index_copy_(dim, v["index"], v["source"]); });
 }
 FSIM_PHASE2(aclnnInplaceIndexCopy)
+
+aclnnStatus aclnnIndexCopyGetWorkspaceSize(aclTensor* selfRef, int64_t dim, const aclTensor* index,
+                                           const aclTensor* source, aclTensor* outRef, uint64_t* workspaceSize,
+                                           aclOpExecutor** executor) {
+  Op op("aclnnIndexCopy", workspaceSize, executor);
+  op.arg("selfRef", selfRef).arg("index", index, kIndexUpdateIndex).arg("source", source).arg("outRef", outRef);
+  op.require(sameIndexUpdateDtype(selfRef, source) && sameIndexUpdateDtype(selfRef, outRef),
+             "selfRef, source and outRef must have one dtype");
+  op.require(indexUpdateDimInRange(selfRef, dim), "dim out of range");
+  return op.build([dim](Views& v) { at::index_copy_out(v["outRef"], v["selfRef"], dim, v["index"], v["source"]); });
+}
+FSIM_PHASE2(aclnnIndexCopy)
 
 aclnnStatus aclnnIndexAddGetWorkspaceSize(const aclTensor* self, const int64_t dim, const aclTensor* index,
                                           const aclTensor* source, const aclScalar* alpha, aclTensor* out,

@@ -1,13 +1,13 @@
-// scatter_.src: scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
-// guard first-tensor: the first flagos tensor among self, index, src
-at::Tensor & wrapper_scatter__src(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src) {
+// div_.Tensor_mode: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+// guard first-tensor: the first flagos tensor among self, other
+at::Tensor & wrapper_div__Tensor_mode(at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode) {
   const flagos::phases::KernelSpan kernel_span;
-  flagos::check_same_device("scatter_.src", {{"self", self}, {"index", index}, {"src", src}});
-  const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, index, src);
+  flagos::check_same_device("div_.Tensor_mode", {{"self", self}, {"other", other}});
+  const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   const flagos::LaunchGuard launch_guard(launch_device);
-  flagos::StructuredInplace<at::meta::structured_scatter_src> op(self);
-  op.meta(self, dim, index, src);
-  op.check_written({{"index", index}, {"src", src}});
-  flagos::impl::scatter_src(launch_device, self, dim, index, src, self);
+  flagos::StructuredInplace<at::meta::structured_div_Tensor_mode> op(self);
+  op.meta(self, other, rounding_mode);
+  op.check_written({{"other", other}});
+  flagos::impl::div_Tensor_mode(launch_device, self, other, rounding_mode, self);
   return self;
 }
