@@ -216,6 +216,15 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
         out.append(("build", "one-op change, rebuilt", f"{added['one_op_change']['seconds']} s", "",
                     f"{len(change['backend'])} backend object(s): "
                     + ", ".join(os.path.basename(o) for o in change["backend"] + change["simulator"])))
+        family = added.get("new_family", {})
+        if family.get("status") == "ok":
+            planned = family["rebuild"]["rebuilt"]
+            out.append(("build", f"new family {family['op']['family']} ({family['op']['op']})",
+                        f"{family['rebuild']['seconds']} s", "",
+                        f"incremental ninja with CMake's re-glob: backend objects {len(planned['backend'])}, "
+                        f"simulator objects {len(planned['simulator'])}, {planned['links']} links"))
+        else:
+            out.append(("build", "new family", "-", "-", family.get("status", "not run")))
     else:
         out.append(("build", "new op", "-", "-", added.get("status", "")))
     clean = build.get("clean_build", {})
