@@ -1,7 +1,8 @@
 """Adding an op end to end, as docs/codegen.md "Adding an op" says, without
 touching the repository: a throwaway unary op gets its ACLNN prototype, its
 simulator operator and its registry entry, taken from the doc's own blocks
-(`<!-- add-an-op: FILE -->`, appended to FILE); then the doc's commands:
+(`<!-- add-an-op: FILE -->`, appended to FILE; `<!-- add-an-op: new FILE -->`
+creates FILE); then the doc's commands:
 `python -m codegen` and `--docs`, an incremental `ninja` of the existing
 build, the tests that pick the op up from the registry and `--check`; and
 a call of the op on a flagos device.
@@ -15,11 +16,13 @@ changed). Without mount namespaces the repository is copied and built from
 scratch in the copy (slow: a clean build), and the result says so.
 
 Also measured in the same overlay: which objects a one-op policy change
-makes ninja rebuild, and how long that takes.
+makes ninja rebuild, and how long that takes; and, with `new_family`, the
+doc's "Adding an op of a new family": another throwaway op whose registry
+file and simulator file are both new.
 
 Used by `python -m benchmarks` (build section) and by
 tests/generated/test_add_an_op.py. Run alone:
-    python -m benchmarks.new_op [--tests] [--json PATH]
+    python -m benchmarks.new_op [--tests] [--new-family] [--json PATH]
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class Candidate:
     param: str  # CANN's name of the input parameter
     low: float  # an input range inside the op's domain
     high: float
+    family: str = ""  # a new family's name: yaml/ops/<family>.yaml, csrc/sim/opapi/ops_<family>.cc
+
+    def family_files(self) -> list[str]:
+        return [f"yaml/ops/{self.family}.yaml", f"csrc/sim/opapi/ops_{self.family}.cc"] if self.family else []
 
 
 # The first one the registry does not have yet is the throwaway op; the first is the doc's example.
@@ -74,13 +81,24 @@ CANDIDATES = (
     Candidate("atanh", "aclnnAtanh", "hicann/ops-math/math/atanh/op_api/aclnn_atanh.h", "input", -0.9, 0.9),
 )
 
+# The same for "Adding an op of a new family": each candidate comes with a family the
+# registry has no file of (once digamma's family is real, lgamma starts another one).
+NEW_FAMILY = (
+    Candidate("digamma", "aclnnDigamma", "hicann/ops-math/math/digamma/op_host/op_api/aclnn_digamma.h", "self",
+              0.5, 4.0, "special_functions"),
+    Candidate("lgamma", "aclnnLgamma", "hicann/ops-math/math/lgamma/op_host/op_api/aclnn_lgamma.h", "self",
+              0.5, 4.0, "log_gamma"),
+    Candidate("erfinv", "aclnnErfinv", "hicann/ops-nn/activation/erfinv/op_api/aclnn_erfinv.h", "self",
+              -0.9, 0.9, "inverse_error_function"),
+)
+
 # The one-op change measured besides: one op's policy, first-tensor -> explicit-arg.
 CHANGED_OP = "maximum"  # an entry of one op: a family entry (add.Tensor) changes its three forms
 CHANGED_FILE = os.path.join("yaml", "ops", "binary.yaml")
 
 
-def pick_candidate(root: str) -> Candidate | None:
-    """The first candidate neither the registry nor yaml/aclnn.yaml has."""
+def pick_candidate(root: str, candidates: tuple[Candidate, ...] = CANDIDATES) -> Candidate | None:
+    """The first candidate neither the registry nor yaml/aclnn.yaml has (nor its family's files)."""
     texts = []
     for folder, _, files in os.walk(os.path.join(root, "yaml")):
         for name in files:
@@ -88,9 +106,10 @@ def pick_candidate(root: str) -> Candidate | None:
                 with open(os.path.join(folder, name), encoding="utf-8") as handle:
                     texts.append(handle.read())
     text = "\n".join(texts)
-    for candidate in CANDIDATES:
+    for candidate in candidates:
         if not re.search(rf"^\s*-?\s*op:\s*{candidate.op}\s*$", text, re.M) and \
-                not re.search(rf"^{candidate.aclnn}:", text, re.M):
+                not re.search(rf"^{candidate.aclnn}:", text, re.M) and \
+                not any(os.path.exists(os.path.join(root, f)) for f in candidate.family_files()):
             return candidate
     return None
 
@@ -98,6 +117,8 @@ def pick_candidate(root: str) -> Candidate | None:
 # ---- the edits ("Adding an op", steps 2 to 4, from the doc) ---------------
 
 DOC = os.path.join("docs", "codegen.md")
+SECTION = "Adding an op"
+NEW_FAMILY_SECTION = "Adding an op of a new family"
 
 # The doc's commands, run in this order (test_add_an_op checks the doc shows each).
 CODEGEN = "python -m codegen"
@@ -107,33 +128,63 @@ TESTS = "python -m pytest tests/generated tests/device -k {op}"
 CHECK = "python -m codegen --check"
 
 
-def doc_edits(root: str) -> list[tuple[str, str]]:
-    """The doc's "Adding an op" blocks, in order: (file to append to, text), for CANDIDATES[0]."""
+@dataclass(frozen=True)
+class Edit:
+    """A block of the doc: the file it goes to, its text, and whether it creates the file."""
+
+    target: str
+    text: str
+    new: bool
+
+
+def _heading(lines: list[str], line: int) -> str:
+    """The `## ` heading above 1-based line `line`."""
+    for text in reversed(lines[:line - 1]):
+        if text.startswith("## "):
+            return text[3:].strip()
+    return ""
+
+
+def doc_edits(root: str, section: str = SECTION) -> list[Edit]:
+    """The blocks of the doc's section `section`, in order, for its example (CANDIDATES[0],
+    or NEW_FAMILY[0] in NEW_FAMILY_SECTION)."""
     with open(os.path.join(root, DOC), encoding="utf-8") as handle:
-        found = [(b.marker, b.body) for b in blocks(DOC, handle.read()) if b.kind == "add-an-op"]
+        text = handle.read()
+    lines = text.split("\n")
+    found = []
+    for b in blocks(DOC, text):
+        if b.kind == "add-an-op" and _heading(lines, b.line) == section:
+            new, target = b.marker.startswith("new "), b.marker.removeprefix("new ").strip()
+            found.append(Edit(target, b.body, new))
     if not found:
-        raise RuntimeError(f"{DOC} has no `<!-- add-an-op: FILE -->` block")
+        raise RuntimeError(f"{DOC} has no `<!-- add-an-op: FILE -->` block under `## {section}`")
     return found
 
 
-def for_candidate(text: str, target: str, c: Candidate) -> str:
-    """The doc's example (CANDIDATES[0]) turned into candidate `c`: its names, and CANN's name of
-    its input in the prototype and the simulator."""
-    example = CANDIDATES[0]
+def for_candidate(text: str, target: str, c: Candidate, example: Candidate = CANDIDATES[0]) -> str:
+    """The doc's example turned into candidate `c`: its names (its family's too), and CANN's name
+    of its input in the prototype and the simulator. `target` is a path or a file's text."""
     text = text.replace(example.aclnn, c.aclnn).replace(example.source, c.source)
+    if example.family:
+        text = text.replace(example.family, c.family)
     text = re.sub(rf"\b{example.op}(?=\b|_)", c.op, text)
     if not target.startswith("yaml/ops/"):  # the registry's launch names ATen's argument, `self`
         text = re.sub(rf"\b{example.param}\b", c.param, text)
     return text
 
 
-def add_op(root: str, c: Candidate) -> list[str]:
-    """Appends the doc's blocks for a new op to their files in the tree at `root`; returns the files."""
-    edits = doc_edits(root)
-    for target, text in edits:
-        with open(os.path.join(root, target), "a", encoding="utf-8") as handle:
-            handle.write("\n" + for_candidate(text, target, c) + "\n")
-    return [target for target, _ in edits]
+def add_op(root: str, c: Candidate, section: str = SECTION) -> list[str]:
+    """Applies the doc's blocks of `section` for a new op to the tree at `root`: appends each to
+    its file, or creates the file (`new`); returns the files."""
+    example = NEW_FAMILY[0] if section == NEW_FAMILY_SECTION else CANDIDATES[0]
+    targets = []
+    for edit in doc_edits(root, section):
+        target = edit.target.replace(example.family, c.family) if example.family else edit.target
+        text = for_candidate(edit.text, edit.target, c, example)
+        with open(os.path.join(root, target), "x" if edit.new else "a", encoding="utf-8") as handle:
+            handle.write(text + "\n" if edit.new else "\n" + text + "\n")
+        targets.append(target)
+    return targets
 
 
 def change_policy(root: str) -> None:
@@ -221,27 +272,15 @@ print(json.dumps({
 """
 
 
-def inside(root: str, configure: bool, with_tests: bool) -> dict:
-    """Every step, in the tree at `root` (the overlaid repository or a copy)."""
-    result: dict = {"root": root}
-    if configure:
-        seconds, done = _run(_configure_command(root), root)
-        if done.returncode:
-            return {**result, "status": f"failed: cmake configure: {done.stderr[-2000:]}"}
-    if not os.path.exists(os.path.join(root, BUILD, "build.ninja")):
-        return {**result, "status": "unavailable: no configured build in build/cmake"}
-    # The baseline: the build must be current before the change is timed.
-    seconds, done, built = _build(root)
-    if built["backend"] or built["simulator"] or built["links"]:
-        result["baseline_build"] = {"seconds": seconds, "objects": built}
-    if done.returncode:
-        return {**result, "status": f"failed: baseline build: {done.stdout[-3000:]}"}
-
-    candidate = pick_candidate(root)
+def add_and_run(root: str, candidates: tuple[Candidate, ...], section: str, with_tests: bool) -> dict:
+    """The doc's `section` for the first of `candidates` the registry lacks: its edits, then its
+    commands (codegen, --docs, ninja, the tests with `with_tests`, --check) and a call of the op."""
+    result: dict = {}
+    candidate = pick_candidate(root, candidates)
     if candidate is None:
-        return {**result, "status": "unavailable: the registry already has every candidate op"}
+        return {"status": "unavailable: the registry already has every candidate op"}
     result["op"] = asdict(candidate)
-    result["edited"] = add_op(root, candidate)
+    result["edited"] = add_op(root, candidate, section)
 
     seconds, done = _run(_command(CODEGEN), root)
     result["codegen"] = {"seconds": seconds, "exit": done.returncode, "output": done.stdout.strip()[-500:]}
@@ -268,6 +307,30 @@ def inside(root: str, configure: bool, with_tests: bool) -> dict:
                            "output": done.stdout[-3000:] if done.returncode else ""}
     seconds, done = _run(_command(CHECK), root)
     result["check"] = {"seconds": seconds, "exit": done.returncode, "stderr": done.stderr.strip()[-1000:]}
+    result["status"] = "ok"
+    return result
+
+
+def inside(root: str, configure: bool, with_tests: bool, new_family: bool = False) -> dict:
+    """Every step, in the tree at `root` (the overlaid repository or a copy)."""
+    result: dict = {"root": root}
+    if configure:
+        seconds, done = _run(_configure_command(root), root)
+        if done.returncode:
+            return {**result, "status": f"failed: cmake configure: {done.stderr[-2000:]}"}
+    if not os.path.exists(os.path.join(root, BUILD, "build.ninja")):
+        return {**result, "status": "unavailable: no configured build in build/cmake"}
+    # The baseline: the build must be current before the change is timed.
+    seconds, done, built = _build(root)
+    if built["backend"] or built["simulator"] or built["links"]:
+        result["baseline_build"] = {"seconds": seconds, "objects": built}
+    if done.returncode:
+        return {**result, "status": f"failed: baseline build: {done.stdout[-3000:]}"}
+
+    added = add_and_run(root, CANDIDATES, SECTION, with_tests)
+    result.update(added)
+    if added["status"] != "ok":
+        return result
 
     # A one-op policy change, on top: what does ninja rebuild?
     change_policy(root)
@@ -277,7 +340,8 @@ def inside(root: str, configure: bool, with_tests: bool) -> dict:
     result["one_op_change"] = {
         "change": f"{CHANGED_FILE}: {CHANGED_OP} guard first-tensor -> explicit-arg (guard_arg: other)",
         "codegen_output": codegen_output, "seconds": seconds, "rebuilt": built, "exit": done.returncode}
-    result["status"] = "ok"
+    if new_family:  # on top of both: the objects they rebuilt are current again
+        result["new_family"] = add_and_run(root, NEW_FAMILY, NEW_FAMILY_SECTION, with_tests)
     return result
 
 
@@ -373,9 +437,10 @@ def _copy_tree(workdir: str) -> str:
     return root
 
 
-def run(workdir: str, with_tests: bool = False, clean: bool = False) -> dict:
+def run(workdir: str, with_tests: bool = False, clean: bool = False, new_family: bool = False) -> dict:
     """Adds the throwaway op in an overlay (or a copy) of the repository; returns the figures.
-    With `clean`, builds the overlaid repository from scratch instead."""
+    With `new_family`, then an op of a new family on top. With `clean`, builds the overlaid
+    repository from scratch instead."""
     result_path = os.path.join(workdir, "new_op.json")
     problem = overlay_problem(workdir)
     if clean and problem is not None:
@@ -386,6 +451,7 @@ def run(workdir: str, with_tests: bool = False, clean: bool = False) -> dict:
         os.makedirs(work)
         inner = [sys.executable, "-m", "benchmarks.new_op", "--inside", REPO, "--out", result_path]
         inner += ["--tests"] if with_tests else []
+        inner += ["--new-family"] if new_family else []
         inner += ["--clean"] if clean else []
         script = (f'mount -t overlay overlay -o "lowerdir={REPO},upperdir={upper},workdir={work}" "{REPO}" '
                   f'&& cd "{REPO}" && exec "$@"')
@@ -395,6 +461,7 @@ def run(workdir: str, with_tests: bool = False, clean: bool = False) -> dict:
         root = _copy_tree(workdir)
         inner = [sys.executable, "-m", "benchmarks.new_op", "--inside", root, "--configure", "--out", result_path]
         inner += ["--tests"] if with_tests else []
+        inner += ["--new-family"] if new_family else []
         done = subprocess.run(inner, cwd=root, capture_output=True, text=True)
         where = f"a copy of the repository built from scratch ({problem})"
     if not os.path.exists(result_path):
@@ -408,6 +475,8 @@ def run(workdir: str, with_tests: bool = False, clean: bool = False) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.new_op", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tests", action="store_true", help="also run the tests that pick the op up")
+    parser.add_argument("--new-family", action="store_true",
+                        help='then also "Adding an op of a new family": an op whose registry and simulator files are new')
     parser.add_argument("--clean", action="store_true",
                         help="instead: time a build from scratch of the overlaid repository (per-object times too)")
     parser.add_argument("--json", help="write the result here too")
@@ -416,12 +485,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inside:
-        result = clean_build(args.inside) if args.clean else inside(args.inside, args.configure, args.tests)
+        if args.clean:
+            result = clean_build(args.inside)
+        else:
+            result = inside(args.inside, args.configure, args.tests, args.new_family)
         with open(args.out, "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)
         return 0
     with tempfile.TemporaryDirectory(prefix="flagos_new_op_", ignore_cleanup_errors=True) as workdir:
-        result = run(workdir, args.tests, args.clean)
+        result = run(workdir, args.tests, args.clean, args.new_family)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -218,6 +218,15 @@ def rows(results: dict) -> list[tuple[str, str, str, str, str]]:
                     f"{len(change['backend'])} backend object(s): "
                     + ", ".join(os.path.basename(o) for o in change["backend"] + change["simulator"])
                     + f", {change.get('cpu_seconds')} s of CPU"))
+        family = added.get("new_family", {})
+        if family.get("status") == "ok":
+            planned = family["rebuild"]["rebuilt"]
+            out.append(("build", f"new family {family['op']['family']} ({family['op']['op']})",
+                        f"{family['rebuild']['seconds']} s", "",
+                        f"incremental ninja with CMake's re-glob: backend objects {len(planned['backend'])}, "
+                        f"simulator objects {len(planned['simulator'])}, {planned['links']} links"))
+        else:
+            out.append(("build", "new family", "-", "-", family.get("status", "not run")))
     else:
         out.append(("build", "new op", "-", "-", added.get("status", "")))
     clean = build.get("clean_build", {})

@@ -7,6 +7,7 @@ marker on the line above its opening fence:
     <!-- from: yaml/ops/*.yaml op=sqrt,add.Tensor -->     registry entries (`- op: NAME`), one file or a glob
     <!-- from: csrc/generated wrapper=add.Tensor -->      the wrapper the generator writes for an op
     <!-- add-an-op: yaml/aclnn.yaml -->                   "Adding an op": benchmarks/new_op.py appends it there
+    <!-- add-an-op: new yaml/ops/special_functions.yaml --> ... or creates that file ("Adding an op of a new family")
     <!-- example: WHY -->                                 an illustration, not from the sources
 
 `python -m codegen --check` fails on a `from:` block that differs from its

@@ -11,6 +11,8 @@ Checked:
   generates): parameter count, order, types, constness and names; the
   trailing (uint64_t* workspaceSize, aclOpExecutor** executor); and phase 2
   (void*, uint64_t, aclOpExecutor*, aclrtStream), top-level const aside;
+- a `source` that is a doc while a header of the checkouts (`aclnn_*.h`)
+  declares the operator: the header is the source to name;
 - with hicann/opbase: the nnopbase functions and ACLNN status codes that
   csrc/include/flagos/acl_subset_*.h declare;
 - with hicann/runtime: the ACL runtime functions, enum values and status
@@ -267,6 +269,33 @@ def verify_prototype(proto: AclnnPrototype, checkout: Checkout, where: str) -> l
     return problems
 
 
+def declaring_headers(checkouts: dict[str, Checkout], names: set[str]) -> dict[str, list[str]]:
+    """The CANN headers (`aclnn_*.h`, as hicann/<repo>/<path>) that declare each of the operators
+    `names` (its GetWorkspaceSize), those outside experimental/ first."""
+    found: dict[str, list[str]] = {}
+    if not names:
+        return found
+    for checkout in checkouts.values():
+        for folder, subfolders, files in os.walk(checkout.path):
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+            for file in sorted(files):
+                if not (file.startswith("aclnn") and file.endswith(".h")):
+                    continue
+                path = os.path.join(folder, file)
+                text = _read(path) or ""
+                wanted = [name for name in names if f"{name}GetWorkspaceSize" in text]
+                if not wanted:
+                    continue
+                shown = f"hicann/{checkout.repo}/{os.path.relpath(path, checkout.path)}"
+                declared = declarations(text, shown)
+                for name in wanted:
+                    if f"{name}GetWorkspaceSize" in declared:
+                        found.setdefault(name, []).append(shown)
+    for headers in found.values():
+        headers.sort(key=lambda shown: ("/experimental/" in shown, shown))
+    return found
+
+
 def _subset(root: str) -> tuple[dict[str, Declaration], dict[str, int]]:
     functions_path = os.path.join(root, SUBSET_FUNCTIONS)
     text = _read(functions_path) or ""
@@ -325,6 +354,14 @@ def verify(registry: Registry, root: str, checkouts: dict[str, Checkout],
             continue
         compared += 1
         problems += verify_prototype(proto, checkout, where)
+    # A doc is the source only where CANN generates the header at build time.
+    documented = {proto.name: proto for proto in registry.prototypes
+                  if proto.source_path.endswith(".md") and proto.source_repo in checkouts}
+    for name, headers in sorted(declaring_headers(checkouts, set(documented)).items()):
+        proto = documented[name]
+        problems.append(f"{aclnn_yaml}:{proto.loc.line}: {name}: its source is the doc "
+                        f"hicann/{proto.source_repo}/{proto.source_path}, but {headers[0]} declares it: "
+                        f"name that header in `source:`")
     found: set[str] = set()
     for repo, headers in (("opbase", OPBASE_HEADERS), ("runtime", RUNTIME_HEADERS)):
         if repo in checkouts:

@@ -125,3 +125,32 @@ def test_a_missing_checkout_is_a_usage_error(ws, tmp_path):
     assert "no such folder" in run.err
     run = ws.run("--verify-cann", f"elsewhere={tmp_path}")
     assert run.code == 2 and "not one of CANN's repositories" in run.err
+
+
+def test_a_doc_source_with_a_header_in_cann_is_reported(ws, cann):
+    """aclnnIsInf's source is its doc (CANN generated its header at build time); once a
+    checkout has a header that declares it, the header is the source to name."""
+    text = ws.read("yaml", "aclnn.yaml")
+    assert "source: hicann/ops-math/math/is_inf/docs/aclnnIsInf.md" in text
+    # The negative control: the doc is the only declaration, nothing is reported.
+    assert verify(ws, cann).code == 0
+    header = os.path.join(cann["ops-math"], "math", "is_inf", "op_api", "aclnn_is_inf.h")
+    os.makedirs(os.path.dirname(header))
+    with open(header, "w") as handle:
+        handle.write("ACLNN_API aclnnStatus aclnnIsInfGetWorkspaceSize(const aclTensor *self, aclTensor *out, "
+                     "uint64_t *workspaceSize, aclOpExecutor **executor);\n")
+    experimental = os.path.join(cann["ops-math"], "experimental", "math", "is_inf", "aclnn_is_inf.h")
+    os.makedirs(os.path.dirname(experimental))
+    with open(experimental, "w") as handle:
+        handle.write(open(header).read())
+    run = verify(ws, cann)
+    assert run.code == 1
+    line = text[:text.index("aclnnIsInf:")].count("\n") + 1
+    assert (f"yaml/aclnn.yaml:{line}: aclnnIsInf: its source is the doc hicann/ops-math/math/is_inf/docs/"
+            "aclnnIsInf.md, but hicann/ops-math/math/is_inf/op_api/aclnn_is_inf.h declares it") in run.out, run.out
+    # A header that only mentions the operator (a call in a comment) is no declaration.
+    os.remove(header)
+    os.remove(experimental)
+    with open(header, "w") as handle:
+        handle.write("/* see aclnnIsInfGetWorkspaceSize(self, out, &size, &executor); */\n")
+    assert verify(ws, cann).code == 0

@@ -30,6 +30,32 @@ struct LazyStreams {
   }
 };
 
+// A case with lazy streams on `device`, its counters reset.
+struct LazyCase {
+  explicit LazyCase(int device) {
+    fsimResetStats();
+    setDevice(device);
+  }
+  LazyStreams lazy;  // built before the body runs: the counters are reset in lazy mode
+};
+
+// Four int32s on `device`, each `value` (a memset writes bytes: 5 -> 0x05050505).
+struct Int32s : DevTensor {
+  Int32s(int device, int32_t value) : DevTensor(device, {4}, ACL_INT32) { write<int32_t>({value, value, value, value}); }
+};
+
+aclrtStream newStream() {
+  aclrtStream s = nullptr;
+  CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  return s;
+}
+
+aclrtEvent newEvent() {
+  aclrtEvent e = nullptr;
+  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  return e;
+}
+
 std::string hazardReport() { return fsimHazardReport(); }
 
 // aclnnAdd queued on `stream`, without synchronizing: `workspace` must live
@@ -108,11 +134,8 @@ TEST(async_streams_run_work_by_themselves) {
 // Work queued on one stream runs in order, after the call has returned;
 // aclrtStreamQuery says NOT_READY until it has run.
 TEST(streams_run_queued_work_in_order) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(1);
-  DevTensor x(1, {4}, ACL_INT32);
-  x.write<int32_t>({0, 0, 0, 0});
+  LazyCase lazy(1);
+  Int32s x(1, 0);
   CHECK_EQ(aclrtMemsetAsync(x.data(), 16, 1, 16, nullptr), ACL_SUCCESS);
   CHECK_EQ(aclrtMemsetAsync(x.data(), 16, 2, 16, nullptr), ACL_SUCCESS);
   CHECK_EQ(queryStream(nullptr), ACL_STREAM_STATUS_NOT_READY);
@@ -126,11 +149,8 @@ TEST(streams_run_queued_work_in_order) {
 // implicit device or stream synchronization"): a host read of memory that
 // queued work writes sees it as it was, and is reported as a hazard.
 TEST(sync_copy_does_not_wait_for_queued_work) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(0);
-  DevTensor x(0, {4}, ACL_INT32);
-  x.write<int32_t>({7, 7, 7, 7});
+  LazyCase lazy(0);
+  Int32s x(0, 7);
   CHECK_EQ(aclrtMemsetAsync(x.data(), 16, 0, 16, nullptr), ACL_SUCCESS);
   CHECK_VALUES(x.read<int32_t>(), 7, 7, 7, 7);
   CHECK_EQ(stat("hazards"), 1);
@@ -150,9 +170,7 @@ TEST(sync_copy_does_not_wait_for_queued_work) {
 // repeatable executor, destroying it and its aclTensor objects after the
 // launch change nothing for the queued kernel.
 TEST(launch_queues_the_kernel_with_the_arguments_of_that_moment) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(0);
+  LazyCase lazy(0);
   DevTensor self(0, {3}), other(0, {3}), other2(0, {3}), out(0, {3}), out2(0, {3});
   self.write<float>({1, 2, 3});
   other.write<float>({10, 10, 10});
@@ -187,19 +205,13 @@ TEST(launch_queues_the_kernel_with_the_arguments_of_that_moment) {
 // same copy without the wait reads the memory before the write it should
 // have waited for, and is a hazard.
 TEST(event_wait_orders_streams_across_devices) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(0);
-  DevTensor x(0, {4}, ACL_INT32);
-  x.write<int32_t>({0, 0, 0, 0});
-  aclrtEvent e = nullptr;
-  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  LazyCase lazy(0);
+  Int32s x(0, 0);
+  aclrtEvent e = newEvent();
   setDevice(1);
-  DevTensor y(1, {4}, ACL_INT32);
-  y.write<int32_t>({0, 0, 0, 0});
+  Int32s y(1, 0);
   CHECK_EQ(aclrtDeviceEnablePeerAccess(0, 0), ACL_SUCCESS);
-  aclrtStream s1 = nullptr;
-  CHECK_EQ(aclrtCreateStream(&s1), ACL_SUCCESS);
+  aclrtStream s1 = newStream();
 
   setDevice(0);
   CHECK_EQ(aclrtMemsetAsync(x.data(), 16, 5, 16, nullptr), ACL_SUCCESS);
@@ -231,17 +243,14 @@ TEST(event_wait_orders_streams_across_devices) {
 TEST(hazards_between_streams_do_not_depend_on_timing) {
   fsimResetStats();
   setDevice(0);
-  aclrtStream a = nullptr, b = nullptr;
-  CHECK_EQ(aclrtCreateStream(&a), ACL_SUCCESS);
-  CHECK_EQ(aclrtCreateStream(&b), ACL_SUCCESS);
+  aclrtStream a = newStream(), b = newStream();
   DeviceMem x(0, 16);
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 1, 16, a), ACL_SUCCESS);
   CHECK_EQ(aclrtSynchronizeStream(a), ACL_SUCCESS);  // long done, but b never learned it
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 2, 16, b), ACL_SUCCESS);
   CHECK_EQ(stat("hazards"), 0);  // the host saw a's memset complete before queuing b's
   CHECK_EQ(aclrtSynchronizeStream(b), ACL_SUCCESS);
-  aclrtEvent e = nullptr;
-  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  aclrtEvent e = newEvent();
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 1, 16, a), ACL_SUCCESS);
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 2, 16, b), ACL_SUCCESS);
   CHECK_EQ(stat("hazards"), 1);
@@ -262,12 +271,8 @@ TEST(hazards_between_streams_do_not_depend_on_timing) {
 
 // aclrtSynchronizeDevice waits for every stream of the current device.
 TEST(synchronize_device_waits_for_every_stream) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(2);
-  aclrtStream a = nullptr, b = nullptr;
-  CHECK_EQ(aclrtCreateStream(&a), ACL_SUCCESS);
-  CHECK_EQ(aclrtCreateStream(&b), ACL_SUCCESS);
+  LazyCase lazy(2);
+  aclrtStream a = newStream(), b = newStream();
   DeviceMem x(2, 16), y(2, 16), z(2, 16);
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 1, 16, a), ACL_SUCCESS);
   CHECK_EQ(aclrtMemsetAsync(y.get(), 16, 2, 16, b), ACL_SUCCESS);
@@ -288,12 +293,9 @@ TEST(synchronize_device_waits_for_every_stream) {
 // record: until then it is NOT_READY and has no time (107006).
 // aclrtSynchronizeEvent waits for that point only.
 TEST(record_completes_when_the_stream_gets_there) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(0);
+  LazyCase lazy(0);
   DeviceMem x(0, 16), y(0, 16);
-  aclrtEvent e = nullptr;
-  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  aclrtEvent e = newEvent();
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 1, 16, nullptr), ACL_SUCCESS);
   CHECK_EQ(aclrtRecordEvent(e, nullptr), ACL_SUCCESS);
   CHECK_EQ(aclrtMemsetAsync(y.get(), 16, 2, 16, nullptr), ACL_SUCCESS);
@@ -320,15 +322,10 @@ TEST(record_completes_when_the_stream_gets_there) {
 // A wait waits for the event's record at the time of the call: recording the
 // event again later does not move it.
 TEST(stream_wait_captures_the_record_of_that_moment) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(0);
-  aclrtStream a = nullptr, b = nullptr;
-  CHECK_EQ(aclrtCreateStream(&a), ACL_SUCCESS);
-  CHECK_EQ(aclrtCreateStream(&b), ACL_SUCCESS);
+  LazyCase lazy(0);
+  aclrtStream a = newStream(), b = newStream();
   DeviceMem x(0, 16), y(0, 16), z(0, 16);
-  aclrtEvent e = nullptr;
-  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  aclrtEvent e = newEvent();
   CHECK_EQ(aclrtMemsetAsync(x.get(), 16, 1, 16, a), ACL_SUCCESS);
   CHECK_EQ(aclrtRecordEvent(e, a), ACL_SUCCESS);
   CHECK_EQ(aclrtStreamWaitEvent(b, e), ACL_SUCCESS);
@@ -369,10 +366,8 @@ TEST(kernel_failure_is_reported_by_the_next_synchronization) {
   CHECK_EQ(stat("failed_tasks"), 1);
   CHECK_EQ(stat("launches", "0"), 2);
 
-  aclrtStream s = nullptr;
-  CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
-  aclrtEvent e = nullptr;
-  CHECK_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+  aclrtStream s = newStream();
+  aclrtEvent e = newEvent();
   fsimInjectFault("aclnnAdd", 3, 1);
   CHECK_EQ(addAsync(self.get(), other.get(), 1, out.get(), workspace, s), ACLNN_SUCCESS);
   CHECK_EQ(aclrtRecordEvent(e, s), ACL_SUCCESS);
@@ -394,11 +389,8 @@ TEST(kernel_failure_is_reported_by_the_next_synchronization) {
 // at once (CANN's runtime does so), reporting the stream's pending error; with
 // pinned memory it is queued like any work.
 TEST(async_copy_of_pageable_memory_synchronizes_the_stream) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(1);
-  DevTensor x(1, {4}, ACL_INT32);
-  x.write<int32_t>({0, 0, 0, 0});
+  LazyCase lazy(1);
+  Int32s x(1, 0);
   CHECK_EQ(aclrtMemsetAsync(x.data(), 16, 6, 16, nullptr), ACL_SUCCESS);
   std::vector<int32_t> out(4, 0);
   CHECK_EQ(aclrtMemcpyAsync(out.data(), 16, x.data(), 16, ACL_MEMCPY_DEVICE_TO_HOST, nullptr), ACL_SUCCESS);
@@ -431,9 +423,7 @@ TEST(async_copy_of_pageable_memory_synchronizes_the_stream) {
 // stays mapped until the work has run, so the simulator itself never touches
 // unmapped memory.
 TEST(free_of_memory_in_use_is_a_hazard_but_safe) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(0);
+  LazyCase lazy(0);
   const int64_t live = stat("live_allocations", "0");
   auto* self = new DevTensor(0, {3});
   DevTensor other(0, {3}), out(0, {3});
@@ -461,13 +451,9 @@ TEST(free_of_memory_in_use_is_a_hazard_but_safe) {
 // Destroying a stream, and the reset that tears a device down, wait for the
 // work queued on it first (as CANN's documentation says).
 TEST(destroy_and_reset_wait_for_queued_work) {
-  LazyStreams lazy;
-  fsimResetStats();
-  setDevice(3);
-  DevTensor x(3, {4}, ACL_INT32);
-  x.write<int32_t>({0, 0, 0, 0});
-  aclrtStream s = nullptr;
-  CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  LazyCase lazy(3);
+  Int32s x(3, 0);
+  aclrtStream s = newStream();
   CHECK_EQ(aclrtMemsetAsync(x.data(), 16, 3, 16, s), ACL_SUCCESS);
   CHECK_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
   CHECK_VALUES(x.read<int32_t>(), 0x03030303, 0x03030303, 0x03030303, 0x03030303);
@@ -483,8 +469,7 @@ TEST(destroy_and_reset_wait_for_queued_work) {
 // device 107002; pageable memory and overruns 107000 (the driver decides).
 TEST(memset_async_checks_and_queues) {
   setDevice(2);
-  aclrtStream s2 = nullptr;
-  CHECK_EQ(aclrtCreateStream(&s2), ACL_SUCCESS);
+  aclrtStream s2 = newStream();
   setDevice(1);
   DeviceMem a(1, 16);
   std::vector<uint8_t> pageable(16, 0);
@@ -538,8 +523,7 @@ TEST(a_full_stream_queue_makes_the_host_wait_for_room) {
 
 TEST(stream_query_checks_arguments) {
   setDevice(2);
-  aclrtStream s2 = nullptr;
-  CHECK_EQ(aclrtCreateStream(&s2), ACL_SUCCESS);
+  aclrtStream s2 = newStream();
   setDevice(0);
   CHECK_EQ(aclrtStreamQuery(nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
   CHECK_ERR_HAS("aclrtStreamQuery", "status is nullptr");

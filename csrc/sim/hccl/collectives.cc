@@ -29,6 +29,16 @@ HcclResult reduceTo(const char* fn, void* sendBuf, void* recvBuf, uint64_t count
   });
 }
 
+// The checks of HcclSend and HcclRecv: their one buffer (`bytes` of it) on
+// the stream's device, and a peer that is another rank of the communicator.
+HcclResult validatePeer(const char* fn, HcclComm comm, aclrtStream stream, Buffer buffer, const char* peerName,
+                        uint32_t peer, Comm** c, std::vector<AllocInfo>& allocs) {
+  if (HcclResult s = validate(fn, comm, stream, {buffer}, c, allocs)) return s;
+  if (peer >= (*c)->size || peer == (*c)->rank)
+    return hfail(HCCL_E_PARA, cat(fn, ": ", peerName, " ", peer, " (rank ", (*c)->rank, " of ", (*c)->size, ")"));
+  return HCCL_SUCCESS;
+}
+
 }  // namespace
 }  // namespace fsim
 
@@ -220,9 +230,8 @@ HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32
   const uint64_t bytes = count * elementSize(dataType);
   Comm* c = nullptr;
   std::vector<AllocInfo> allocs;
-  if (HcclResult s = validate(fn, comm, stream, {{"sendBuf", sendBuf, bytes}}, &c, allocs)) return rejected(s);
-  if (destRank >= c->size || destRank == c->rank)
-    return rejected(hfail(HCCL_E_PARA, cat(fn, ": destRank ", destRank, " (rank ", c->rank, " of ", c->size, ")")));
+  if (HcclResult s = validatePeer(fn, comm, stream, {"sendBuf", sendBuf, bytes}, "destRank", destRank, &c, allocs))
+    return rejected(s);
   return run(fn, *c, stream, allocs, [&] {
     const std::string message = cat(c->rank, "-", destRank, "-", c->sent[destRank]++);
     const std::string name = segmentName(c->id, "p2p" + message);
@@ -255,9 +264,8 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
   const uint64_t bytes = count * elementSize(dataType);
   Comm* c = nullptr;
   std::vector<AllocInfo> allocs;
-  if (HcclResult s = validate(fn, comm, stream, {{"recvBuf", recvBuf, bytes}}, &c, allocs)) return rejected(s);
-  if (srcRank >= c->size || srcRank == c->rank)
-    return rejected(hfail(HCCL_E_PARA, cat(fn, ": srcRank ", srcRank, " (rank ", c->rank, " of ", c->size, ")")));
+  if (HcclResult s = validatePeer(fn, comm, stream, {"recvBuf", recvBuf, bytes}, "srcRank", srcRank, &c, allocs))
+    return rejected(s);
   return run(fn, *c, stream, allocs, [&] {
     const std::string message = cat(srcRank, "-", c->rank, "-", c->received[srcRank]++);
     const std::string key = "p2p/" + message;

@@ -80,77 +80,61 @@ aclnnStatus aclnnProdDimGetWorkspaceSize(const aclTensor* self, int64_t dim, boo
 }
 FSIM_PHASE2(aclnnProdDim)
 
-aclnnStatus aclnnMaxGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
-                                     aclOpExecutor** executor) {
-  Op op("aclnnMax", workspaceSize, executor);
-  op.arg("self", self, kOrdered).arg("out", out, kOrdered);
-  return op.build([](Views& v) { at::max_out(v["out"], v["self"]); });
-}
-FSIM_PHASE2(aclnnMax)
+// aclnnMax, aclnnMin: the extreme of all of self.
+#define FSIM_EXTREME_OF_ALL(api, aten_out)                                                                      \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,            \
+                                    aclOpExecutor** executor) {                                                \
+    Op op(#api, workspaceSize, executor);                                                                      \
+    op.arg("self", self, kOrdered).arg("out", out, kOrdered);                                                  \
+    return op.build([](Views& v) { aten_out(v["out"], v["self"]); });                                          \
+  }                                                                                                            \
+  FSIM_PHASE2(api)
 
-aclnnStatus aclnnMinGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
-                                     aclOpExecutor** executor) {
-  Op op("aclnnMin", workspaceSize, executor);
-  op.arg("self", self, kOrdered).arg("out", out, kOrdered);
-  return op.build([](Views& v) { at::min_out(v["out"], v["self"]); });
-}
-FSIM_PHASE2(aclnnMin)
+FSIM_EXTREME_OF_ALL(aclnnMax, at::max_out)
+FSIM_EXTREME_OF_ALL(aclnnMin, at::min_out)
 
-aclnnStatus aclnnMaxDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
-                                        aclTensor* indices, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnMaxDim", workspaceSize, executor);
-  op.arg("self", self, kOrdered).arg("out", out, kOrdered).arg("indices", indices, {ACL_INT64});
-  op.require(dim_in_range(self, dim), "dim is out of range");
-  return op.build([dim, keepdim](Views& v) { at::max_out(v["out"], v["indices"], v["self"], dim, keepdim); });
-}
-FSIM_PHASE2(aclnnMaxDim)
+// aclnnMaxDim, aclnnMinDim: values and their indices along `dim`.
+#define FSIM_EXTREME_ALONG_DIM(api, aten_out)                                                                   \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,          \
+                                    aclTensor* indices, uint64_t* workspaceSize, aclOpExecutor** executor) {   \
+    Op op(#api, workspaceSize, executor);                                                                      \
+    op.arg("self", self, kOrdered).arg("out", out, kOrdered).arg("indices", indices, {ACL_INT64});             \
+    op.require(dim_in_range(self, dim), "dim is out of range");                                                \
+    return op.build([dim, keepdim](Views& v) { aten_out(v["out"], v["indices"], v["self"], dim, keepdim); });  \
+  }                                                                                                            \
+  FSIM_PHASE2(api)
 
-aclnnStatus aclnnMinDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
-                                        aclTensor* indices, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnMinDim", workspaceSize, executor);
-  op.arg("self", self, kOrdered).arg("out", out, kOrdered).arg("indices", indices, {ACL_INT64});
-  op.require(dim_in_range(self, dim), "dim is out of range");
-  return op.build([dim, keepdim](Views& v) { at::min_out(v["out"], v["indices"], v["self"], dim, keepdim); });
-}
-FSIM_PHASE2(aclnnMinDim)
+FSIM_EXTREME_ALONG_DIM(aclnnMaxDim, at::max_out)
+FSIM_EXTREME_ALONG_DIM(aclnnMinDim, at::min_out)
 
-aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
-                                        uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnArgMax", workspaceSize, executor);
-  op.arg("self", self, kNumeric).arg("out", out, {ACL_INT64});
-  op.require(dim_in_range(self, dim), "dim is out of range");
-  return op.build([dim, keepdim](Views& v) { at::argmax_out(v["out"], v["self"], dim, keepdim); });
-}
-FSIM_PHASE2(aclnnArgMax)
+// aclnnArgMax, aclnnArgMin: the indices along `dim`.
+#define FSIM_INDEX_OF_EXTREME(api, aten_out)                                                                    \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,          \
+                                    uint64_t* workspaceSize, aclOpExecutor** executor) {                       \
+    Op op(#api, workspaceSize, executor);                                                                      \
+    op.arg("self", self, kNumeric).arg("out", out, {ACL_INT64});                                               \
+    op.require(dim_in_range(self, dim), "dim is out of range");                                                \
+    return op.build([dim, keepdim](Views& v) { aten_out(v["out"], v["self"], dim, keepdim); });                \
+  }                                                                                                            \
+  FSIM_PHASE2(api)
 
-aclnnStatus aclnnArgMinGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
-                                        uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnArgMin", workspaceSize, executor);
-  op.arg("self", self, kNumeric).arg("out", out, {ACL_INT64});
-  op.require(dim_in_range(self, dim), "dim is out of range");
-  return op.build([dim, keepdim](Views& v) { at::argmin_out(v["out"], v["self"], dim, keepdim); });
-}
-FSIM_PHASE2(aclnnArgMin)
+FSIM_INDEX_OF_EXTREME(aclnnArgMax, at::argmax_out)
+FSIM_INDEX_OF_EXTREME(aclnnArgMin, at::argmin_out)
 
-aclnnStatus aclnnAnyGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim, aclTensor* out,
-                                     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnAny", workspaceSize, executor);
-  op.arg("self", self, kNumeric | kBool).arg("dim", dim).arg("out", out, kBool | DTypes{ACL_UINT8});
-  return op.build([dims = intsOf(dim), keepdim](Views& v) {
-    at::any_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), keepdim);
-  });
-}
-FSIM_PHASE2(aclnnAny)
+// aclnnAny, aclnnAll: a bool (or uint8) result over `dim`.
+#define FSIM_TRUTH_OVER_DIMS(api, aten_out)                                                                     \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim, aclTensor* out, \
+                                    uint64_t* workspaceSize, aclOpExecutor** executor) {                       \
+    Op op(#api, workspaceSize, executor);                                                                      \
+    op.arg("self", self, kNumeric | kBool).arg("dim", dim).arg("out", out, kBool | DTypes{ACL_UINT8});         \
+    return op.build([dims = intsOf(dim), keepdim](Views& v) {                                                  \
+      aten_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), keepdim);                                   \
+    });                                                                                                        \
+  }                                                                                                            \
+  FSIM_PHASE2(api)
 
-aclnnStatus aclnnAllGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim, aclTensor* out,
-                                     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnAll", workspaceSize, executor);
-  op.arg("self", self, kNumeric | kBool).arg("dim", dim).arg("out", out, kBool | DTypes{ACL_UINT8});
-  return op.build([dims = intsOf(dim), keepdim](Views& v) {
-    at::all_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), keepdim);
-  });
-}
-FSIM_PHASE2(aclnnAll)
+FSIM_TRUTH_OVER_DIMS(aclnnAny, at::any_out)
+FSIM_TRUTH_OVER_DIMS(aclnnAll, at::all_out)
 
 aclnnStatus aclnnNormGetWorkspaceSize(const aclTensor* self, const aclScalar* pScalar, const aclIntArray* dim,
                                       bool keepdim, aclTensor* out, uint64_t* workspaceSize,
@@ -177,52 +161,40 @@ aclnnStatus aclnnLinalgVectorNormGetWorkspaceSize(const aclTensor* self, const a
 }
 FSIM_PHASE2(aclnnLinalgVectorNorm)
 
-aclnnStatus aclnnVarCorrectionGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
-                                               bool keepdim, aclTensor* out, uint64_t* workspaceSize,
-                                               aclOpExecutor** executor) {
-  Op op("aclnnVarCorrection", workspaceSize, executor);
-  op.arg("self", self, kFloating).arg("dim", dim).arg("out", out, kFloating);
-  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
-    at::var_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction), keepdim);
-  });
-}
-FSIM_PHASE2(aclnnVarCorrection)
+// aclnnVarCorrection, aclnnStd: a statistic over `dim` with a correction.
+#define FSIM_CORRECTED_STATISTIC(api, aten_out)                                                                 \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,         \
+                                    bool keepdim, aclTensor* out, uint64_t* workspaceSize,                     \
+                                    aclOpExecutor** executor) {                                                \
+    Op op(#api, workspaceSize, executor);                                                                      \
+    op.arg("self", self, kFloating).arg("dim", dim).arg("out", out, kFloating);                                \
+    return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {                                      \
+      aten_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction), keepdim);           \
+    });                                                                                                        \
+  }                                                                                                            \
+  FSIM_PHASE2(api)
 
-aclnnStatus aclnnStdGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
-                                     bool keepdim, aclTensor* out, uint64_t* workspaceSize,
-                                     aclOpExecutor** executor) {
-  Op op("aclnnStd", workspaceSize, executor);
-  op.arg("self", self, kFloating).arg("dim", dim).arg("out", out, kFloating);
-  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
-    at::std_out(v["out"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction), keepdim);
-  });
-}
-FSIM_PHASE2(aclnnStd)
+FSIM_CORRECTED_STATISTIC(aclnnVarCorrection, at::var_out)
+FSIM_CORRECTED_STATISTIC(aclnnStd, at::std_out)
 
-aclnnStatus aclnnVarMeanGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,
-                                         bool keepdim, aclTensor* varOut, aclTensor* meanOut,
-                                         uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnVarMean", workspaceSize, executor);
-  op.arg("self", self, kFloating).arg("dim", dim).arg("varOut", varOut, kFloating).arg("meanOut", meanOut, kFloating);
-  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
-    at::var_mean_out(v["varOut"], v["meanOut"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction),
-                     keepdim);
-  });
-}
-FSIM_PHASE2(aclnnVarMean)
+// aclnnVarMean, aclnnStdMeanCorrection: the statistic (into `stat_out`, CANN's
+// name) and the mean.
+#define FSIM_CORRECTED_STATISTIC_AND_MEAN(api, stat_out, aten_out)                                              \
+  aclnnStatus api##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, int64_t correction,         \
+                                    bool keepdim, aclTensor* stat_out, aclTensor* meanOut,                     \
+                                    uint64_t* workspaceSize, aclOpExecutor** executor) {                       \
+    Op op(#api, workspaceSize, executor);                                                                      \
+    op.arg("self", self, kFloating).arg("dim", dim).arg(#stat_out, stat_out, kFloating)                        \
+        .arg("meanOut", meanOut, kFloating);                                                                   \
+    return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {                                      \
+      aten_out(v[#stat_out], v["meanOut"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction),   \
+               keepdim);                                                                                       \
+    });                                                                                                        \
+  }                                                                                                            \
+  FSIM_PHASE2(api)
 
-aclnnStatus aclnnStdMeanCorrectionGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim,
-                                                   int64_t correction, bool keepdim, aclTensor* stdOut,
-                                                   aclTensor* meanOut, uint64_t* workspaceSize,
-                                                   aclOpExecutor** executor) {
-  Op op("aclnnStdMeanCorrection", workspaceSize, executor);
-  op.arg("self", self, kFloating).arg("dim", dim).arg("stdOut", stdOut, kFloating).arg("meanOut", meanOut, kFloating);
-  return op.build([dims = intsOf(dim), correction, keepdim](Views& v) {
-    at::std_mean_out(v["stdOut"], v["meanOut"], v["self"], at::OptionalIntArrayRef(dims), at::Scalar(correction),
-                     keepdim);
-  });
-}
-FSIM_PHASE2(aclnnStdMeanCorrection)
+FSIM_CORRECTED_STATISTIC_AND_MEAN(aclnnVarMean, varOut, at::var_mean_out)
+FSIM_CORRECTED_STATISTIC_AND_MEAN(aclnnStdMeanCorrection, stdOut, at::std_mean_out)
 
 aclnnStatus aclnnLogSumExpGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
                                            aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {

@@ -32,6 +32,22 @@ aclError staleEvent(const char* fn, aclrtEvent event) {
   return fail(ACL_ERROR_RT_INVALID_HANDLE, fn, ": event ", event, " is not a live event (destroyed or never created)");
 }
 
+// Requires the mutex, which it may release while the stream's queue is full.
+// The common checks of a record and a wait: a live event and stream, and an
+// event the host may use (`deviceOnly` completes the refusal's message).
+aclError hostEventOnStream(const char* fn, std::unique_lock<std::mutex>& lock, Handles& h, aclrtEvent event,
+                           aclrtStream stream, const char* deviceOnly, Event** found) {
+  awaitRoom(lock, h, stream);
+  Event* e = liveEvent(h, event);
+  if (e == nullptr) return staleEvent(fn, event);
+  if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);
+  if (e->flags == ACL_EVENT_DEVICE_USE_ONLY)
+    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": event ", event, " was created with ACL_EVENT_DEVICE_USE_ONLY and ",
+                deviceOnly);
+  *found = e;
+  return ACL_SUCCESS;
+}
+
 aclError createEvent(const char* fn, aclrtEvent* event, uint32_t flags) {
   int device = -1;
   if (aclError e = requireCurrentDevice(fn, &device)) return e;
@@ -98,13 +114,8 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
-  awaitRoom(lock, h, stream);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);
-  if (e->flags == ACL_EVENT_DEVICE_USE_ONLY)
-    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": event ", event,
-                " was created with ACL_EVENT_DEVICE_USE_ONLY and cannot be recorded from the host");
+  Event* e = nullptr;
+  if (aclError err = hostEventOnStream(fn, lock, h, event, stream, "cannot be recorded from the host", &e)) return err;
   Stream* s = nullptr;
   if (aclError err = streamOfCurrentDevice(fn, h, stream, &s)) return err;
   if (!streamMode(fn)) return ACL_ERROR_RT_PARAM_INVALID;
@@ -130,13 +141,9 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, fn, ": event is nullptr");
   Handles& h = handles();
   std::unique_lock lock(h.mutex);
-  awaitRoom(lock, h, stream);
-  Event* e = liveEvent(h, event);
-  if (e == nullptr) return staleEvent(fn, event);
-  if (stream != nullptr && liveStream(h, stream) == nullptr) return staleStream(fn, stream);
-  if (e->flags == ACL_EVENT_DEVICE_USE_ONLY)
-    return fail(ACL_ERROR_RT_PARAM_INVALID, fn, ": event ", event,
-                " was created with ACL_EVENT_DEVICE_USE_ONLY and can be waited for on the device only");
+  Event* e = nullptr;
+  if (aclError err = hostEventOnStream(fn, lock, h, event, stream, "can be waited for on the device only", &e))
+    return err;
   if ((e->flags & kWaitableFlags) == 0)
     return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, ": event ", event, " has flags ", e->flags,
                 ", without ACL_EVENT_SYNC: it cannot be waited for");
