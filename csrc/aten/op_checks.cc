@@ -1,7 +1,8 @@
-// The argument checks of registry ops that are not structured in torch
-// (`check:` in yaml/ops/*.yaml; declared in generated/op_checks.h). A
-// structured op's wrapper runs ATen's meta function instead. Each check is
-// what ATen's CPU kernel of the op checks before it computes, through
+// The argument checks of registry ops (`check:` in yaml/ops/*.yaml;
+// declared in generated/op_checks.h): of an op that is not structured in
+// torch, all of them; of a structured one, what its kernel checks beyond
+// ATen's meta function (run before, with the meta function's arguments).
+// Each check is what ATen's CPU kernel of the op checks before it computes, through
 // ATen's own helpers where ATen has them (TensorIterator's builders for the
 // elementwise ops, at::native::_check_layer_norm_inputs); where ATen keeps a
 // check inside the kernel's source file, it is stated here with the

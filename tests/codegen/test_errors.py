@@ -282,12 +282,29 @@ def test_structured_op_with_out_rules_is_refused(ws, case):
              "and dtypes", f"remove `out:`; the launch names the outputs {outputs}", before)
 
 
-def test_check_on_a_structured_op_is_refused(ws):
+def test_check_on_a_structured_op_runs_after_its_meta_function(ws):
+    """A structured family's `check:` (what ATen's kernel checks beyond the meta function) is
+    called by every form with the meta function's arguments, after it; op_checks.h declares it once
+    with the meta function's parameters. Negative control: without `check:` no form calls it."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
     head = "- op: neg\n  variants: [functional, inplace, out]\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
     ws.edit("yaml/ops/unary.yaml", head, head + "  check: neg\n")
-    _refused(ws, "yaml/ops/unary.yaml", "check: neg", "neg",
-             f"neg is structured in torch {_torch()}: its meta function (at::meta::structured_neg) checks its "
-             "arguments", "remove `check:`")
+    assert ws.run().code == 0
+    code = generate(Paths(ws.root), aten_schemas()).code
+    for op in ("neg", "neg_", "neg.out"):
+        assert "  op.meta(self);\n" in code[op], code[op]
+        after_meta = code[op].split("  op.meta(self);\n")[1]
+        assert "  flagos::check::neg(self);\n" in after_meta.split("FLAGOS_GUARDED_LAUNCH")[0], code[op]
+    header = ws.read("csrc", "generated", "op_checks.h")
+    assert header.count("void neg(") == 1
+    comment = header.split("\nvoid neg(const at::Tensor & self);\n")[0].rsplit("\n", 1)[1]
+    assert sorted(comment.removeprefix("// ").split(", ")) == ["neg", "neg.out", "neg_"]
+    ws.edit("yaml/ops/unary.yaml", head + "  check: neg\n", head)
+    code = generate(Paths(ws.root), aten_schemas()).code
+    assert not any("flagos::check::neg" in code[op] for op in ("neg", "neg_", "neg.out"))
 
 
 @pytest.mark.parametrize("name", ["dot()", "flagos::check::dot", "Dot Check", "class", "launch_device", "3"])

@@ -135,8 +135,13 @@ def test_checks_are_called_with_every_argument(generated):
     assert checked
     for entry in checked:
         body = wrappers[entry.op]
-        call = f"  flagos::check::{entry.check}({', '.join(a.name for a in schemas.get(entry.op).arguments)});"
+        group = schemas.get(entry.op).structured
+        # a structured op's check takes the meta function's arguments, after it
+        args = group.meta_args if group is not None else [a.name for a in schemas.get(entry.op).arguments]
+        call = f"  flagos::check::{entry.check}({', '.join(args)});"
         assert body.split("\n").count(call) == 1, (entry.op, body)
+        if group is not None:
+            assert body.index("op.meta(") < body.index(call), (entry.op, body)
         for marker in ("flagos::empty_on(", "resize_output(", "FLAGOS_GUARDED_LAUNCH("):
             found = body.find(marker)
             assert found == -1 or found > body.index(call), (entry.op, marker)
@@ -167,7 +172,9 @@ def test_op_checks_declares_each_check_once_per_signature(generated):
     expected: dict[tuple[str, str], list[str]] = {}
     for entry in registry.ops:
         if entry.check is not None:
-            expected.setdefault((entry.check, _params(schemas.get(entry.op))), []).append(entry.op)
+            group = schemas.get(entry.op).structured
+            params = ", ".join(group.meta_params) if group is not None else _params(schemas.get(entry.op))
+            expected.setdefault((entry.check, params), []).append(entry.op)
     declared = _declared(generated.read("csrc", "generated", "op_checks.h"))
     assert len({(name, params) for name, params, _ in declared}) == len(declared)  # each once
     assert {(name, params): list(ops) for name, params, ops in declared} == expected
