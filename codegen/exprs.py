@@ -374,6 +374,8 @@ FUNCS: dict[str, Func] = {
                         doc="int64 when all bounds are integral, else the default float type"),
     "full_type": Func(("dtype",), (("scalar",),), "dtype", "flagos::gen::full_type({0})",
                       doc="bool, int64, complex or the default float type, after the fill value"),
+    "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
+                     doc="whether a tensor has no elements (mm's empty inner dim, an empty input to pad)"),
 }
 
 

@@ -227,4 +227,13 @@ void polar(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
       .build();
 }
 
+// ---- structured ops: what the kernel checks after the meta function ----
+
+// addmm_impl_cpu_ (LinearAlgebra.cpp), which mm's CPU kernel calls: the
+// operands share a dtype (structured_mm checks only their sizes).
+void mm(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dtype() == mat2.dtype(), "expected m1 and m2 to have the same dtype, but got: ", self.dtype(),
+              " != ", mat2.dtype());
+}
+
 }  // namespace flagos::check

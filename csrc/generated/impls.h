@@ -40,9 +40,6 @@ at::Tensor & bernoulli_tensor_(const LaunchDevice& launch_device, at::Tensor & s
 // bincount: the op's arguments
 at::Tensor bincount(const LaunchDevice& launch_device, const at::Tensor & self, const ::std::optional<at::Tensor> & weights, int64_t minlength);
 
-// bmm, bmm.out: ATen's at::meta::structured_bmm
-void bmm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
-
 // cat, cat.out: ATen's at::meta::structured_cat
 void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
 
@@ -225,9 +222,6 @@ void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self
 
 // max_pool2d_with_indices_backward, max_pool2d_with_indices_backward.grad_input: ATen's at::meta::structured_max_pool2d_with_indices_backward
 void max_pool2d_with_indices_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, const at::Tensor & grad_input);
-
-// mm, mm.out: ATen's at::meta::structured_mm
-void mm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
 
 // mse_loss, mse_loss.out: ATen's at::meta::structured_mse_loss
 void mse_loss(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & out);

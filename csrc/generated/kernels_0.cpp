@@ -63,6 +63,7 @@
 #include "flagos/aclnn/aclnnArange.h"
 #include "flagos/aclnn/aclnnAsin.h"
 #include "flagos/aclnn/aclnnAtan2.h"
+#include "flagos/aclnn/aclnnBatchMatMul.h"
 #include "flagos/aclnn/aclnnBitwiseNot.h"
 #include "flagos/aclnn/aclnnBitwiseOrScalar.h"
 #include "flagos/aclnn/aclnnBitwiseOrTensor.h"
@@ -79,6 +80,7 @@
 #include "flagos/aclnn/aclnnGroupNorm.h"
 #include "flagos/aclnn/aclnnGtScalar.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnIsInf.h"
 #include "flagos/aclnn/aclnnLayerNorm.h"
 #include "flagos/aclnn/aclnnLerp.h"
@@ -313,10 +315,18 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   flagos::check_same_device("bmm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_bmm_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_bmm, 1> op(out);
   op.meta(self, mat2);
   op.check_written({{"self", self}, {"mat2", mat2}});
-  flagos::impl::bmm(launch_device, self, mat2, out);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBatchMatMul, self, mat2, out, int8_t{0});
   return out;
 }
 

@@ -68,6 +68,7 @@
 #include "flagos/aclnn/aclnnAddmm.h"
 #include "flagos/aclnn/aclnnAtan2.h"
 #include "flagos/aclnn/aclnnBaddbmm.h"
+#include "flagos/aclnn/aclnnBatchMatMul.h"
 #include "flagos/aclnn/aclnnBitwiseAndScalar.h"
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnBitwiseOrScalar.h"
@@ -346,10 +347,19 @@ at::Tensor wrapper_bmm(const at::Tensor & self, const at::Tensor & mat2) {
   flagos::check_same_device("bmm", {{"self", self}, {"mat2", mat2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_bmm(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_bmm, 1> op(launch_device);
   op.meta(self, mat2);
-  flagos::impl::bmm(launch_device, self, mat2, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBatchMatMul, self, mat2, out, int8_t{0});
+  return std::move(out);
 }
 
 // ceil.out: ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

@@ -90,6 +90,7 @@
 #include "flagos/aclnn/aclnnInplaceFloorDivides.h"
 #include "flagos/aclnn/aclnnInplaceTril.h"
 #include "flagos/aclnn/aclnnInplaceTriu.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnLog1p.h"
 #include "flagos/aclnn/aclnnLog2.h"
 #include "flagos/aclnn/aclnnLogSigmoidBackward.h"
@@ -97,6 +98,7 @@
 #include "flagos/aclnn/aclnnLtScalar.h"
 #include "flagos/aclnn/aclnnLtTensor.h"
 #include "flagos/aclnn/aclnnMean.h"
+#include "flagos/aclnn/aclnnMm.h"
 #include "flagos/aclnn/aclnnPowTensorScalar.h"
 #include "flagos/aclnn/aclnnRelu.h"
 #include "flagos/aclnn/aclnnRound.h"
@@ -772,10 +774,20 @@ at::Tensor wrapper_mm(const at::Tensor & self, const at::Tensor & mat2) {
   flagos::check_same_device("mm", {{"self", self}, {"mat2", mat2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_mm(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_mm, 1> op(launch_device);
   op.meta(self, mat2);
-  flagos::impl::mm(launch_device, self, mat2, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  flagos::check::mm(self, mat2);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMm, self, mat2, out, int8_t{0});
+  return std::move(out);
 }
 
 // mse_loss.out: mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)

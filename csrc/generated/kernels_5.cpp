@@ -100,6 +100,7 @@
 #include "flagos/aclnn/aclnnMax.h"
 #include "flagos/aclnn/aclnnMinDim.h"
 #include "flagos/aclnn/aclnnMish.h"
+#include "flagos/aclnn/aclnnMm.h"
 #include "flagos/aclnn/aclnnMul.h"
 #include "flagos/aclnn/aclnnMuls.h"
 #include "flagos/aclnn/aclnnNeScalar.h"
@@ -927,10 +928,19 @@ at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at
   flagos::check_same_device("mm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_mm_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_mm, 1> op(out);
   op.meta(self, mat2);
   op.check_written({{"self", self}, {"mat2", mat2}});
-  flagos::impl::mm(launch_device, self, mat2, out);
+  flagos::check::mm(self, mat2);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMm, self, mat2, out, int8_t{0});
   return out;
 }
 

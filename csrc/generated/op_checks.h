@@ -54,6 +54,9 @@ void max_all(const at::Tensor & self);
 // min
 void min_all(const at::Tensor & self);
 
+// mm, mm.out
+void mm(const at::Tensor & self, const at::Tensor & mat2);
+
 // polar.out
 void polar(const at::Tensor & abs, const at::Tensor & angle, at::Tensor & out);
 

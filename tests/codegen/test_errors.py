@@ -140,6 +140,10 @@ CASES = {
         "yaml/ops/selection.yaml", "    launch: aclnnInplaceZero(out)\n  guard: first-tensor\n\n- op: isneginf",
         "    launch: aclnnInplaceZeros(out)\n  guard: first-tensor\n\n- op: isneginf", "aclnnInplaceZeros(out)",
         "isposinf", "entry point `aclnnInplaceZeros` has no prototype"),
+    # the product's helper
+    "is_empty in a launch": (
+        "yaml/ops/matmul.yaml", "  launch: aclnnMm(self, mat2, out, 0)\n", "  launch: aclnnMm(self, mat2, out, is_empty(self))\n",
+        "launch: aclnnMm(self, mat2, out, is_empty(self))", "mm", "`is_empty` belongs in a when rule, not a launch one"),
     "inplace_launch outside a family": (
         "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
         "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),
@@ -305,6 +309,12 @@ def test_check_on_a_structured_op_runs_after_its_meta_function(ws):
     ws.edit("yaml/ops/unary.yaml", head + "  check: neg\n", head)
     code = generate(Paths(ws.root), aten_schemas()).code
     assert not any("flagos::check::neg" in code[op] for op in ("neg", "neg_", "neg.out"))
+
+
+def test_check_on_a_structured_op_that_is_not_an_identifier_is_refused(ws):
+    ws.edit("yaml/ops/matmul.yaml", "  check: mm\n", "  check: mm()\n")
+    _refused(ws, "yaml/ops/matmul.yaml", "  check: mm()", "mm", "`check: mm()` is not a C++ function name",
+             "name the check in lower_snake_case, after the op (dot, where)")
 
 
 @pytest.mark.parametrize("name", ["dot()", "flagos::check::dot", "Dot Check", "class", "launch_device", "3"])

@@ -184,6 +184,8 @@ def test_op_checks_declares_each_check_once_per_signature(generated):
             "void logical_binary(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);\n") in header
     assert "// relu\nvoid relu(const at::Tensor & self);\n" in header
     assert "// relu_\nvoid relu(at::Tensor & self);\n" in header
+    # a structured family shares one check, declared with its meta function's parameters
+    assert "// mm, mm.out\nvoid mm(const at::Tensor & self, const at::Tensor & mat2);\n" in header
 
 
 def test_ops_sharing_a_check_and_a_signature_share_its_declaration(ws):
