@@ -374,6 +374,11 @@ FUNCS: dict[str, Func] = {
                         doc="int64 when all bounds are integral, else the default float type"),
     "full_type": Func(("dtype",), (("scalar",),), "dtype", "flagos::gen::full_type({0})",
                       doc="bool, int64, complex or the default float type, after the fill value"),
+    "pool_pair": Func(("launch",), (("int_array",),), "int_vector", "flagos::gen::pool_pair({0})",
+                      doc="a pooling's kernel, padding or dilation as CANN's [h, w]: ATen takes one int for both"),
+    "pool_stride": Func(("launch",), (("int_array",), ("int_array",)), "int_vector",
+                        "flagos::gen::pool_stride({0}, {1})",
+                        doc="a pooling's stride as [h, w]; ATen's empty stride is the kernel's (argument 2)"),
     "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
                      doc="whether a tensor has no elements (mm's empty inner dim, an empty input to pad)"),
 }

@@ -236,4 +236,21 @@ void mm(const at::Tensor& self, const at::Tensor& mat2) {
               " != ", mat2.dtype());
 }
 
+// avg_pool2d_backward_out_cpu (AveragePool2d.cpp): the gradient has the input's dtype.
+void avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef /*kernel_size*/,
+                         at::IntArrayRef /*stride*/, at::IntArrayRef /*padding*/, bool /*ceil_mode*/,
+                         bool /*count_include_pad*/, std::optional<int64_t> /*divisor_override*/) {
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
+}
+
+// Not ATen's: CANN's 2-d max pooling takes dilation 1 only (Atlas A2/A3),
+// so any other is an error naming the op rather than a wrong result.
+void max_pool2d_with_indices(const at::Tensor& /*self*/, at::IntArrayRef /*kernel_size*/, at::IntArrayRef /*stride*/,
+                             at::IntArrayRef /*padding*/, at::IntArrayRef dilation, bool /*ceil_mode*/) {
+  const int64_t h = dilation[0], w = dilation.back();  // ATen's meta function checked 1 or 2 values
+  TORCH_CHECK(h == 1 && w == 1, "max_pool2d_with_indices on flagos: dilation (", h, ", ", w,
+              ") is not supported: CANN's 2-d max pooling takes dilation 1 only on Atlas A2/A3");
+}
+
 }  // namespace flagos::check

@@ -19,12 +19,6 @@
 
 namespace flagos::impl {
 
-// avg_pool2d, avg_pool2d.out: ATen's at::meta::structured_avg_pool2d
-void avg_pool2d(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & out);
-
-// avg_pool2d_backward, avg_pool2d_backward.grad_input: ATen's at::meta::structured_avg_pool2d_backward
-void avg_pool2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & grad_input);
-
 // batch_norm_backward: the op's arguments
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> batch_norm_backward(const LaunchDevice& launch_device, const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_var, bool update, double eps, ::std::array<bool,3> output_mask, const at::Tensor & reserve);
 
@@ -216,9 +210,6 @@ at::Tensor & matmul_decomposed(const LaunchDevice& launch_device, const at::Tens
 
 // matmul: the op's arguments, under AutogradPrivateUse1
 at::Tensor matmul_decomposed(const LaunchDevice& launch_device, const at::Tensor & self, const at::Tensor & other);
-
-// max_pool2d_with_indices, max_pool2d_with_indices.out: ATen's at::meta::structured_max_pool2d_with_indices
-void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & out, const at::Tensor & indices);
 
 // max_pool2d_with_indices_backward, max_pool2d_with_indices_backward.grad_input: ATen's at::meta::structured_max_pool2d_with_indices_backward
 void max_pool2d_with_indices_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, const at::Tensor & grad_input);

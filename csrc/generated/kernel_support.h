@@ -188,6 +188,15 @@ inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scal
 
 // ---- launch arguments ----------------------------------------------------
 
+// A pooling's kernel, padding or dilation as CANN's [h, w]: ATen takes one
+// int for both dims or two (its meta function checked which).
+inline std::vector<int64_t> pool_pair(at::IntArrayRef values) { return {values[0], values.back()}; }
+
+// A pooling's stride as [h, w]: ATen's empty stride is the kernel's.
+inline std::vector<int64_t> pool_stride(at::IntArrayRef stride, at::IntArrayRef kernel_size) {
+  return pool_pair(stride.empty() ? kernel_size : stride);
+}
+
 // RMS norm's eps: the given one, else the machine epsilon of the compute type (as ATen).
 inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {
   if (eps.has_value()) {

@@ -71,6 +71,7 @@
 #include "flagos/aclnn/aclnnArange.h"
 #include "flagos/aclnn/aclnnArgMax.h"
 #include "flagos/aclnn/aclnnAsin.h"
+#include "flagos/aclnn/aclnnAvgPool2d.h"
 #include "flagos/aclnn/aclnnBitwiseAndScalar.h"
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnBitwiseXorScalar.h"
@@ -312,10 +313,18 @@ at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef ker
   flagos::check_same_device("avg_pool2d.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_avg_pool2d_out(flagos::gen::on_launch_device(self, launch_device), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  }
   flagos::StructuredOut<at::meta::structured_avg_pool2d, 1> op(out);
   op.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   op.check_written({{"self", self}});
-  flagos::impl::avg_pool2d(launch_device, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2d, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, out);
   return out;
 }
 

@@ -75,6 +75,7 @@
 #include "flagos/aclnn/aclnnAsin.h"
 #include "flagos/aclnn/aclnnAtan.h"
 #include "flagos/aclnn/aclnnAtan2.h"
+#include "flagos/aclnn/aclnnAvgPool2d.h"
 #include "flagos/aclnn/aclnnBitwiseAndScalar.h"
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnCeil.h"
@@ -406,8 +407,13 @@ at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_si
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_avg_pool2d, 1> op(launch_device);
   op.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  flagos::impl::avg_pool2d(launch_device, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2d, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, out);
+  return std::move(out);
 }
 
 // batch_norm_backward: batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)

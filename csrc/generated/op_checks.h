@@ -24,6 +24,9 @@ void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & v
 // addr.out
 void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & vec2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out);
 
+// avg_pool2d_backward, avg_pool2d_backward.grad_input
+void avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override);
+
 // dot
 void dot(const at::Tensor & self, const at::Tensor & tensor);
 
@@ -50,6 +53,9 @@ void logical_not(const at::Tensor & self, at::Tensor & out);
 
 // max
 void max_all(const at::Tensor & self);
+
+// max_pool2d_with_indices, max_pool2d_with_indices.out
+void max_pool2d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode);
 
 // min
 void min_all(const at::Tensor & self);

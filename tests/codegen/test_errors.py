@@ -140,7 +140,11 @@ CASES = {
         "yaml/ops/selection.yaml", "    launch: aclnnInplaceZero(out)\n  guard: first-tensor\n\n- op: isneginf",
         "    launch: aclnnInplaceZeros(out)\n  guard: first-tensor\n\n- op: isneginf", "aclnnInplaceZeros(out)",
         "isposinf", "entry point `aclnnInplaceZeros` has no prototype"),
-    # the product's helper
+    # the pooling and product helpers
+    "pool_pair of a bool": (
+        "yaml/ops/pooling.yaml", "ceil_mode, count_include_pad, divisor_override or 0, 0, out)",
+        "ceil_mode, count_include_pad, divisor_override or 0, 0, out)".replace("ceil_mode, count", "pool_pair(ceil_mode), count"),
+        "pool_pair(ceil_mode)", "avg_pool2d", "argument 1 of `pool_pair(ceil_mode)` must be an int array"),
     "is_empty in a launch": (
         "yaml/ops/matmul.yaml", "  launch: aclnnMm(self, mat2, out, 0)\n", "  launch: aclnnMm(self, mat2, out, is_empty(self))\n",
         "launch: aclnnMm(self, mat2, out, is_empty(self))", "mm", "`is_empty` belongs in a when rule, not a launch one"),
