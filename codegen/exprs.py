@@ -381,6 +381,11 @@ FUNCS: dict[str, Func] = {
                         doc="a pooling's stride as [h, w]; ATen's empty stride is the kernel's (argument 2)"),
     "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
                      doc="whether a tensor has no elements (mm's empty inner dim, an empty input to pad)"),
+    "padded": Func(("size",), (("tensor",), ("symint_array", "int_array")), "sizes",
+                   "flagos::gen::padded_sizes({0}, {1})",
+                   doc="a tensor's sizes padded by (before, after) pairs from the last dim back (constant_pad_nd)"),
+    "value_as": Func(("launch",), (("scalar",), ("tensor",)), "scalar", "flagos::gen::value_as({0}, {1})",
+                     doc="a Scalar converted as the tensor holds it: bool, integer, else as given (a fill value)"),
 }
 
 

@@ -253,4 +253,22 @@ void max_pool2d_with_indices(const at::Tensor& /*self*/, at::IntArrayRef /*kerne
               ") is not supported: CANN's 2-d max pooling takes dilation 1 only on Atlas A2/A3");
 }
 
+// ---- constant_pad_nd ----
+
+// constant_pad_nd (PadNd.cpp): pairs of values, at most two per dim, and
+// no padded dim below size 0.
+void constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad, const at::Scalar& /*value*/) {
+  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  TORCH_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
+              "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
+              pad.size(), "while the input has ", self.dim(), "dimensions.");
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    const int64_t dim = self.dim() - 1 - static_cast<int64_t>(i);
+    const int64_t before = pad[2 * i].expect_int(), after = pad[2 * i + 1].expect_int();
+    TORCH_CHECK(self.size(dim) + before + after >= 0, "The input size ", self.size(dim), ", plus negative padding ",
+                before, " and ", after, " resulted in a negative output size, which is invalid. Check dimension ",
+                dim, " of your input.");
+  }
+}
+
 }  // namespace flagos::check

@@ -43,9 +43,6 @@ at::Tensor cdist_forward(const LaunchDevice& launch_device, const at::Tensor & x
 // conj_physical.out: the op's arguments
 at::Tensor & conj_physical(const LaunchDevice& launch_device, const at::Tensor & self, at::Tensor & out);
 
-// constant_pad_nd: the op's arguments
-at::Tensor constant_pad_nd(const LaunchDevice& launch_device, const at::Tensor & self, at::IntArrayRef pad, const at::Scalar & value);
-
 // convolution_overrideable: the op's arguments
 at::Tensor convolution(const LaunchDevice& launch_device, const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups);
 

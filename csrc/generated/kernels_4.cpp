@@ -81,12 +81,14 @@
 #include "flagos/aclnn/aclnnClampMax.h"
 #include "flagos/aclnn/aclnnClampMaxTensor.h"
 #include "flagos/aclnn/aclnnClampMinTensor.h"
+#include "flagos/aclnn/aclnnConstantPadNd.h"
 #include "flagos/aclnn/aclnnCos.h"
 #include "flagos/aclnn/aclnnErfc.h"
 #include "flagos/aclnn/aclnnGeScalar.h"
 #include "flagos/aclnn/aclnnGeTensor.h"
 #include "flagos/aclnn/aclnnInplaceAdd.h"
 #include "flagos/aclnn/aclnnInplaceAdds.h"
+#include "flagos/aclnn/aclnnInplaceFillScalar.h"
 #include "flagos/aclnn/aclnnInplaceFloorDivide.h"
 #include "flagos/aclnn/aclnnInplaceFloorDivides.h"
 #include "flagos/aclnn/aclnnInplaceTril.h"
@@ -501,12 +503,19 @@ at::Tensor & wrapper_conj_physical_out(const at::Tensor & self, at::Tensor & out
 
 // constant_pad_nd: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
 // guard first-tensor: the first flagos tensor among self
-at::Tensor wrapper_constant_pad_nd(const at::Tensor & self, at::IntArrayRef pad, const at::Scalar & value) {
+at::Tensor wrapper_constant_pad_nd(const at::Tensor & self, c10::SymIntArrayRef pad, const at::Scalar & value) {
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("constant_pad_nd", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
-  return flagos::impl::constant_pad_nd(launch_device, self, pad, value);
+  flagos::check::constant_pad_nd(self, pad, value);
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::padded_sizes(self, pad), self.scalar_type());
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, flagos::gen::value_as(value, self));
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnConstantPadNd, self, C10_AS_INTARRAYREF_SLOW(pad), flagos::gen::value_as(value, self), out);
+  return out;
 }
 
 // cos_: cos_(Tensor(a!) self) -> Tensor(a!)

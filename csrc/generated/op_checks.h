@@ -27,6 +27,9 @@ void addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & v
 // avg_pool2d_backward, avg_pool2d_backward.grad_input
 void avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override);
 
+// constant_pad_nd
+void constant_pad_nd(const at::Tensor & self, c10::SymIntArrayRef pad, const at::Scalar & value);
+
 // dot
 void dot(const at::Tensor & self, const at::Tensor & tensor);
 

@@ -140,7 +140,7 @@ CASES = {
         "yaml/ops/selection.yaml", "    launch: aclnnInplaceZero(out)\n  guard: first-tensor\n\n- op: isneginf",
         "    launch: aclnnInplaceZeros(out)\n  guard: first-tensor\n\n- op: isneginf", "aclnnInplaceZeros(out)",
         "isposinf", "entry point `aclnnInplaceZeros` has no prototype"),
-    # the pooling and product helpers
+    # the pooling, padding and product helpers
     "pool_pair of a bool": (
         "yaml/ops/pooling.yaml", "ceil_mode, count_include_pad, divisor_override or 0, 0, out)",
         "ceil_mode, count_include_pad, divisor_override or 0, 0, out)".replace("ceil_mode, count", "pool_pair(ceil_mode), count"),
@@ -148,6 +148,9 @@ CASES = {
     "is_empty in a launch": (
         "yaml/ops/matmul.yaml", "  launch: aclnnMm(self, mat2, out, 0)\n", "  launch: aclnnMm(self, mat2, out, is_empty(self))\n",
         "launch: aclnnMm(self, mat2, out, is_empty(self))", "mm", "`is_empty` belongs in a when rule, not a launch one"),
+    "padded of a Scalar": (
+        "yaml/ops/padding.yaml", "    size: padded(self, pad)\n", "    size: padded(self, value)\n",
+        "size: padded(self, value)", "constant_pad_nd", "argument 2 of `padded(self, value)` must be a SymInt array"),
     "inplace_launch outside a family": (
         "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
         "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),

@@ -237,8 +237,8 @@ def test_impls_declares_other_bodies_with_the_ops_arguments(generated):
     assert ("// nonzero.out: the op's arguments\n"
             "at::Tensor & nonzero(const LaunchDevice& launch_device, const at::Tensor & self, at::Tensor & out);\n"
             ) in header
-    assert ("at::Tensor constant_pad_nd(const LaunchDevice& launch_device, const at::Tensor & self, "
-            "at::IntArrayRef pad, const at::Scalar & value);") in header
+    assert ("at::Tensor reflection_pad2d(const LaunchDevice& launch_device, const at::Tensor & self, "
+            "at::IntArrayRef padding);") in header
     assert ("// matmul: the op's arguments, under AutogradPrivateUse1\n"
             "at::Tensor matmul_decomposed(const LaunchDevice& launch_device, const at::Tensor & self, "
             "const at::Tensor & other);") in header
