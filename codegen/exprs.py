@@ -388,7 +388,17 @@ FUNCS: dict[str, Func] = {
                      doc="an output resized to 0-dim (a meta function that sizes it [0], as isin.Scalar_Tensor's)",
                      keeps_output=True),
     "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
-                     doc="whether a tensor has no element (an empty index: CANN may then write no output)"),
+                     doc="whether a tensor has no element (an empty index, mm's empty inner dim, an empty input to pad)"),
+    "pool_pair": Func(("launch",), (("int_array",),), "int_vector", "flagos::gen::pool_pair({0})",
+                      doc="a pooling's kernel, padding or dilation as CANN's [h, w]: ATen takes one int for both"),
+    "pool_stride": Func(("launch",), (("int_array",), ("int_array",)), "int_vector",
+                        "flagos::gen::pool_stride({0}, {1})",
+                        doc="a pooling's stride as [h, w]; ATen's empty stride is the kernel's (argument 2)"),
+    "padded": Func(("size",), (("tensor",), ("symint_array", "int_array")), "sizes",
+                   "flagos::gen::padded_sizes({0}, {1})",
+                   doc="a tensor's sizes padded by (before, after) pairs from the last dim back (constant_pad_nd)"),
+    "value_as": Func(("launch",), (("scalar",), ("tensor",)), "scalar", "flagos::gen::value_as({0}, {1})",
+                     doc="a Scalar converted as the tensor holds it: bool, integer, else as given (a fill value)"),
 }
 
 

@@ -1,9 +1,11 @@
-"""Output target csrc/generated/op_checks.h: the argument checks of ops that are not structured.
+"""Output target csrc/generated/op_checks.h: the argument checks the wrappers make.
 
-A registry op with `check: <name>` is not structured in torch (no meta
-function checks its arguments): its wrapper calls flagos::check::<name> with
-its own arguments, after the launch device is current and before anything
-is allocated or launched. csrc/aten/op_checks.cc defines each check with
+A registry op with `check: <name>` calls flagos::check::<name>: an op that
+is not structured in torch (no meta function checks its arguments) with its
+own arguments, after the launch device is current and before anything is
+allocated or launched; a structured one with its meta function's arguments,
+after the meta function, for what ATen's kernel checks beyond it (all forms
+of the family share the check). csrc/aten/op_checks.cc defines each check with
 ATen's own helpers where ATen has them. This header declares each one from
 the op's schema, so a definition that does not take the op's arguments
 does not compile.
@@ -33,8 +35,12 @@ def declarations(registry: Registry, schemas: ATenSchemas) -> list[CheckDeclarat
     for entry in registry.ops:
         if entry.check is None:
             continue
-        signature = schemas.get(entry.op).declaration("WRAPPER")
-        params = signature[signature.index("WRAPPER(") + len("WRAPPER("):signature.rindex(")")]
+        schema = schemas.get(entry.op)
+        if schema.structured is not None:
+            params = ", ".join(schema.structured.meta_params)
+        else:
+            signature = schema.declaration("WRAPPER")
+            params = signature[signature.index("WRAPPER(") + len("WRAPPER("):signature.rindex(")")]
         by_signature.setdefault((entry.check, params), []).append(entry.op)
     return [CheckDeclaration(name, tuple(ops), params) for (name, params), ops in sorted(by_signature.items())]
 

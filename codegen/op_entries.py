@@ -137,9 +137,6 @@ def op_entry(entry, line: int, shown: str, schemas: ATenSchemas,
         if not isinstance(check, str) or local_name_problem(check) is not None:
             problems.add(check_loc, op, f"`check: {shown_text(check)}` is not a C++ function name",
                          "name the check in lower_snake_case, after the op (dot, where)")
-        elif schema is not None and schema.structured is not None:
-            problems.add(check_loc, op, f"{op} is structured in torch {torch_version()}: its meta function "
-                         f"({schema.structured.meta_class}) checks its arguments", "remove `check:`")
     launch = None
     if "launch" not in entry:
         problems.add(Location(shown, entry.line), op, "no `launch`", "add `launch: aclnnX(arg, ...)`")

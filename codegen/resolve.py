@@ -37,6 +37,7 @@ class StructuredView:
     meta_args: str
     outputs: tuple[str, ...]  # functional: names bound to op.outputs[i]; else empty
     written_inputs: str | None = None  # out= and in place: the inputs the outputs must not partially overlap
+    check_call: str | None = None  # `check:`: what ATen's kernel checks beyond meta(), with meta()'s arguments
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,12 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         written = schema.out_args or (("self",) if schema.inplace else ())
         written_checks = tuple(f"flagos::check_written({name}, {_written_inputs(schema)})" for name in written)
     check_call = None
-    if entry.check is not None:
+    if entry.check is not None and structured is not None:
+        # After the meta function, as ATen's kernel checks after it: every
+        # form of the family calls one check with meta()'s arguments.
+        structured = dataclasses.replace(
+            structured, check_call=f"flagos::check::{entry.check}({structured.meta_args})")
+    elif entry.check is not None:
         check_call = f"flagos::check::{entry.check}({', '.join(a.name for a in schema.arguments)})"
 
     entry_points = tuple(dict.fromkeys(

@@ -1,7 +1,8 @@
-// The argument checks of registry ops that are not structured in torch
-// (`check:` in yaml/ops/*.yaml; declared in generated/op_checks.h). A
-// structured op's wrapper runs ATen's meta function instead. Each check is
-// what ATen's CPU kernel of the op checks before it computes, through
+// The argument checks of registry ops (`check:` in yaml/ops/*.yaml;
+// declared in generated/op_checks.h): of an op that is not structured in
+// torch, all of them; of a structured one, what its kernel checks beyond
+// ATen's meta function (run before, with the meta function's arguments).
+// Each check is what ATen's CPU kernel of the op checks before it computes, through
 // ATen's own helpers where ATen has them (TensorIterator's builders for the
 // elementwise ops, at::native::_check_layer_norm_inputs); where ATen keeps a
 // check inside the kernel's source file, it is stated here with the
@@ -249,6 +250,50 @@ void polar(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
               out.scalar_type(), " for argument 'out'");
   at::TensorIteratorConfig().add_output(out).add_const_input(abs).add_const_input(angle).check_all_same_dtype(false)
       .build();
+}
+
+// ---- structured ops: what the kernel checks after the meta function ----
+
+// addmm_impl_cpu_ (LinearAlgebra.cpp), which mm's CPU kernel calls: the
+// operands share a dtype (structured_mm checks only their sizes).
+void mm(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dtype() == mat2.dtype(), "expected m1 and m2 to have the same dtype, but got: ", self.dtype(),
+              " != ", mat2.dtype());
+}
+
+// avg_pool2d_backward_out_cpu (AveragePool2d.cpp): the gradient has the input's dtype.
+void avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef /*kernel_size*/,
+                         at::IntArrayRef /*stride*/, at::IntArrayRef /*padding*/, bool /*ceil_mode*/,
+                         bool /*count_include_pad*/, std::optional<int64_t> /*divisor_override*/) {
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
+}
+
+// Not ATen's: CANN's 2-d max pooling takes dilation 1 only (Atlas A2/A3),
+// so any other is an error naming the op rather than a wrong result.
+void max_pool2d_with_indices(const at::Tensor& /*self*/, at::IntArrayRef /*kernel_size*/, at::IntArrayRef /*stride*/,
+                             at::IntArrayRef /*padding*/, at::IntArrayRef dilation, bool /*ceil_mode*/) {
+  const int64_t h = dilation[0], w = dilation.back();  // ATen's meta function checked 1 or 2 values
+  TORCH_CHECK(h == 1 && w == 1, "max_pool2d_with_indices on flagos: dilation (", h, ", ", w,
+              ") is not supported: CANN's 2-d max pooling takes dilation 1 only on Atlas A2/A3");
+}
+
+// ---- constant_pad_nd ----
+
+// constant_pad_nd (PadNd.cpp): pairs of values, at most two per dim, and
+// no padded dim below size 0.
+void constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad, const at::Scalar& /*value*/) {
+  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  TORCH_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
+              "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
+              pad.size(), "while the input has ", self.dim(), "dimensions.");
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    const int64_t dim = self.dim() - 1 - static_cast<int64_t>(i);
+    const int64_t before = pad[2 * i].expect_int(), after = pad[2 * i + 1].expect_int();
+    TORCH_CHECK(self.size(dim) + before + after >= 0, "The input size ", self.size(dim), ", plus negative padding ",
+                before, " and ", after, " resulted in a negative output size, which is invalid. Check dimension ",
+                dim, " of your input.");
+  }
 }
 
 }  // namespace flagos::check

@@ -19,12 +19,6 @@
 
 namespace flagos::impl {
 
-// avg_pool2d, avg_pool2d.out: ATen's at::meta::structured_avg_pool2d
-void avg_pool2d(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & out);
-
-// avg_pool2d_backward, avg_pool2d_backward.grad_input: ATen's at::meta::structured_avg_pool2d_backward
-void avg_pool2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, const at::Tensor & grad_input);
-
 // batch_norm_backward: the op's arguments
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> batch_norm_backward(const LaunchDevice& launch_device, const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_var, bool update, double eps, ::std::array<bool,3> output_mask, const at::Tensor & reserve);
 
@@ -40,9 +34,6 @@ at::Tensor & bernoulli_tensor_(const LaunchDevice& launch_device, at::Tensor & s
 // bincount: the op's arguments
 at::Tensor bincount(const LaunchDevice& launch_device, const at::Tensor & self, const ::std::optional<at::Tensor> & weights, int64_t minlength);
 
-// bmm, bmm.out: ATen's at::meta::structured_bmm
-void bmm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
-
 // cat, cat.out: ATen's at::meta::structured_cat
 void cat(const LaunchDevice& device, const at::ITensorListRef & tensors, int64_t dim, const at::Tensor & out);
 
@@ -51,9 +42,6 @@ at::Tensor cdist_forward(const LaunchDevice& launch_device, const at::Tensor & x
 
 // conj_physical.out: the op's arguments
 at::Tensor & conj_physical(const LaunchDevice& launch_device, const at::Tensor & self, at::Tensor & out);
-
-// constant_pad_nd: the op's arguments
-at::Tensor constant_pad_nd(const LaunchDevice& launch_device, const at::Tensor & self, at::IntArrayRef pad, const at::Scalar & value);
 
 // convolution_overrideable: the op's arguments
 at::Tensor convolution(const LaunchDevice& launch_device, const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups);
@@ -193,14 +181,8 @@ at::Tensor & matmul_decomposed(const LaunchDevice& launch_device, const at::Tens
 // matmul: the op's arguments, under AutogradPrivateUse1
 at::Tensor matmul_decomposed(const LaunchDevice& launch_device, const at::Tensor & self, const at::Tensor & other);
 
-// max_pool2d_with_indices, max_pool2d_with_indices.out: ATen's at::meta::structured_max_pool2d_with_indices
-void max_pool2d_with_indices(const LaunchDevice& device, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & out, const at::Tensor & indices);
-
 // max_pool2d_with_indices_backward, max_pool2d_with_indices_backward.grad_input: ATen's at::meta::structured_max_pool2d_with_indices_backward
 void max_pool2d_with_indices_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, const at::Tensor & grad_input);
-
-// mm, mm.out: ATen's at::meta::structured_mm
-void mm(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & mat2, const at::Tensor & out);
 
 // mse_loss, mse_loss.out: ATen's at::meta::structured_mse_loss
 void mse_loss(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & out);

@@ -192,7 +192,38 @@ inline std::vector<int64_t> arange_sizes(const at::Scalar& start, const at::Scal
   return {size};
 }
 
+// A tensor's sizes padded by `pad`: (before, after) pairs from the last dim
+// backwards (constant_pad_nd; its check refused pads that do not fit).
+inline std::vector<int64_t> padded_sizes(const at::Tensor& self, c10::SymIntArrayRef pad) {
+  std::vector<int64_t> sizes = self.sizes().vec();
+  for (size_t i = 0; i < pad.size() / 2 && i < sizes.size(); ++i) {
+    sizes[sizes.size() - 1 - i] += pad[2 * i].expect_int() + pad[2 * i + 1].expect_int();
+  }
+  return sizes;
+}
+
 // ---- launch arguments ----------------------------------------------------
+
+// A pooling's kernel, padding or dilation as CANN's [h, w]: ATen takes one
+// int for both dims or two (its meta function checked which).
+inline std::vector<int64_t> pool_pair(at::IntArrayRef values) { return {values[0], values.back()}; }
+
+// A pooling's stride as [h, w]: ATen's empty stride is the kernel's.
+inline std::vector<int64_t> pool_stride(at::IntArrayRef stride, at::IntArrayRef kernel_size) {
+  return pool_pair(stride.empty() ? kernel_size : stride);
+}
+
+// A Scalar as the tensor holds it (ATen fills with the converted value), so
+// that CANN gets a scalar of the tensor's kind: bool, integer, else as given.
+inline at::Scalar value_as(const at::Scalar& value, const at::Tensor& self) {
+  if (self.scalar_type() == at::kBool) {
+    return at::Scalar(value.to<bool>());
+  }
+  if (at::isIntegralType(self.scalar_type(), /*includeBool=*/false)) {
+    return at::Scalar(value.to<int64_t>());
+  }
+  return value;
+}
 
 // RMS norm's eps: the given one, else the machine epsilon of the compute type (as ATen).
 inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {

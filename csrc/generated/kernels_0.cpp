@@ -63,6 +63,8 @@
 #include "flagos/aclnn/aclnnArange.h"
 #include "flagos/aclnn/aclnnAsin.h"
 #include "flagos/aclnn/aclnnAtan2.h"
+#include "flagos/aclnn/aclnnAvgPool2dBackward.h"
+#include "flagos/aclnn/aclnnBatchMatMul.h"
 #include "flagos/aclnn/aclnnBitwiseNot.h"
 #include "flagos/aclnn/aclnnBitwiseOrScalar.h"
 #include "flagos/aclnn/aclnnBitwiseOrTensor.h"
@@ -79,6 +81,7 @@
 #include "flagos/aclnn/aclnnGroupNorm.h"
 #include "flagos/aclnn/aclnnGtScalar.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnIsInScalarTensor.h"
 #include "flagos/aclnn/aclnnIsInTensorScalar.h"
 #include "flagos/aclnn/aclnnIsInf.h"
@@ -229,10 +232,20 @@ at::Tensor wrapper_avg_pool2d_backward(const at::Tensor & grad_output, const at:
   flagos::check_same_device("avg_pool2d_backward", {{"grad_output", grad_output}, {"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_output);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(grad_output, self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_avg_pool2d_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  }
   flagos::StructuredFunctional<at::meta::structured_avg_pool2d_backward, 1> op(launch_device);
   op.meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  flagos::impl::avg_pool2d_backward(launch_device, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  flagos::check::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2dBackward, grad_output, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, out);
+  return std::move(out);
 }
 
 // bernoulli_.Tensor: bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
@@ -316,10 +329,18 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   flagos::check_same_device("bmm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_bmm_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_bmm, 1> op(out);
   op.meta(self, mat2);
   op.check_written({{"self", self}, {"mat2", mat2}});
-  flagos::impl::bmm(launch_device, self, mat2, out);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBatchMatMul, self, mat2, out, int8_t{0});
   return out;
 }
 

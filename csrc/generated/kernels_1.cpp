@@ -67,7 +67,9 @@
 #include "flagos/aclnn/aclnnAddcmul.h"
 #include "flagos/aclnn/aclnnAddmm.h"
 #include "flagos/aclnn/aclnnAtan2.h"
+#include "flagos/aclnn/aclnnAvgPool2dBackward.h"
 #include "flagos/aclnn/aclnnBaddbmm.h"
+#include "flagos/aclnn/aclnnBatchMatMul.h"
 #include "flagos/aclnn/aclnnBitwiseAndScalar.h"
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnBitwiseOrScalar.h"
@@ -103,6 +105,7 @@
 #include "flagos/aclnn/aclnnLogSoftmaxBackward.h"
 #include "flagos/aclnn/aclnnLogicalXor.h"
 #include "flagos/aclnn/aclnnMaxDim.h"
+#include "flagos/aclnn/aclnnMaxPool2dWithIndices.h"
 #include "flagos/aclnn/aclnnMinDim.h"
 #include "flagos/aclnn/aclnnMinimum.h"
 #include "flagos/aclnn/aclnnNeg.h"
@@ -252,10 +255,19 @@ at::Tensor & wrapper_avg_pool2d_backward_grad_input(const at::Tensor & grad_outp
   flagos::check_same_device("avg_pool2d_backward.grad_input", {{"grad_output", grad_output}, {"self", self}, {"grad_input", grad_input}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, grad_input, grad_output);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(grad_output, self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_avg_pool2d_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+  }
   flagos::StructuredOut<at::meta::structured_avg_pool2d_backward, 1> op(grad_input);
   op.meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
-  flagos::impl::avg_pool2d_backward(launch_device, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+  flagos::check::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, grad_input);
+    return grad_input;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2dBackward, grad_output, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, grad_input);
   return grad_input;
 }
 
@@ -349,10 +361,19 @@ at::Tensor wrapper_bmm(const at::Tensor & self, const at::Tensor & mat2) {
   flagos::check_same_device("bmm", {{"self", self}, {"mat2", mat2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_bmm(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_bmm, 1> op(launch_device);
   op.meta(self, mat2);
-  flagos::impl::bmm(launch_device, self, mat2, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBatchMatMul, self, mat2, out, int8_t{0});
+  return std::move(out);
 }
 
 // ceil.out: ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -781,8 +802,15 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_max_pool2d_with_indices, 2> op(launch_device);
   op.meta(self, kernel_size, stride, padding, dilation, ceil_mode);
-  flagos::impl::max_pool2d_with_indices(launch_device, self, kernel_size, stride, padding, dilation, ceil_mode, op.outputs[0], op.outputs[1]);
-  return {std::move(op.outputs[0]), std::move(op.outputs[1])};
+  flagos::check::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+  at::Tensor& out0 = op.outputs[0];
+  at::Tensor& out1 = op.outputs[1];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out0);
+    return {std::move(out0), std::move(out1)};
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxPool2dWithIndices, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), flagos::gen::pool_pair(dilation), ceil_mode, out0, out1);
+  return {std::move(out0), std::move(out1)};
 }
 
 // min.dim: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)

@@ -97,6 +97,7 @@
 #include "flagos/aclnn/aclnnLinspace.h"
 #include "flagos/aclnn/aclnnLog10.h"
 #include "flagos/aclnn/aclnnLogSigmoidBackward.h"
+#include "flagos/aclnn/aclnnMaxPool2dWithIndices.h"
 #include "flagos/aclnn/aclnnMaximum.h"
 #include "flagos/aclnn/aclnnMin.h"
 #include "flagos/aclnn/aclnnMish.h"
@@ -750,10 +751,19 @@ at::Tensor wrapper_log_sigmoid_backward(const at::Tensor & grad_output, const at
   flagos::check_same_device("max_pool2d_with_indices.out", {{"self", self}, {"out", out}, {"indices", indices}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, indices);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_max_pool2d_with_indices_out(flagos::gen::on_launch_device(self, launch_device), kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+  }
   flagos::StructuredOut<at::meta::structured_max_pool2d_with_indices, 2> op(out, indices);
   op.meta(self, kernel_size, stride, padding, dilation, ceil_mode);
   op.check_written({{"self", self}});
-  flagos::impl::max_pool2d_with_indices(launch_device, self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+  flagos::check::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return {out, indices};
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxPool2dWithIndices, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), flagos::gen::pool_pair(dilation), ceil_mode, out, indices);
   return {out, indices};
 }
 

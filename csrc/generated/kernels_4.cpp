@@ -71,6 +71,7 @@
 #include "flagos/aclnn/aclnnArange.h"
 #include "flagos/aclnn/aclnnArgMax.h"
 #include "flagos/aclnn/aclnnAsin.h"
+#include "flagos/aclnn/aclnnAvgPool2d.h"
 #include "flagos/aclnn/aclnnBitwiseAndScalar.h"
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnBitwiseXorScalar.h"
@@ -80,6 +81,7 @@
 #include "flagos/aclnn/aclnnClampMax.h"
 #include "flagos/aclnn/aclnnClampMaxTensor.h"
 #include "flagos/aclnn/aclnnClampMinTensor.h"
+#include "flagos/aclnn/aclnnConstantPadNd.h"
 #include "flagos/aclnn/aclnnCos.h"
 #include "flagos/aclnn/aclnnErfc.h"
 #include "flagos/aclnn/aclnnEye.h"
@@ -89,10 +91,12 @@
 #include "flagos/aclnn/aclnnInplaceAdd.h"
 #include "flagos/aclnn/aclnnInplaceAdds.h"
 #include "flagos/aclnn/aclnnInplaceCopy.h"
+#include "flagos/aclnn/aclnnInplaceFillScalar.h"
 #include "flagos/aclnn/aclnnInplaceFloorDivide.h"
 #include "flagos/aclnn/aclnnInplaceFloorDivides.h"
 #include "flagos/aclnn/aclnnInplaceTril.h"
 #include "flagos/aclnn/aclnnInplaceTriu.h"
+#include "flagos/aclnn/aclnnInplaceZero.h"
 #include "flagos/aclnn/aclnnLog1p.h"
 #include "flagos/aclnn/aclnnLog2.h"
 #include "flagos/aclnn/aclnnLogSigmoidBackward.h"
@@ -100,6 +104,7 @@
 #include "flagos/aclnn/aclnnLtScalar.h"
 #include "flagos/aclnn/aclnnLtTensor.h"
 #include "flagos/aclnn/aclnnMean.h"
+#include "flagos/aclnn/aclnnMm.h"
 #include "flagos/aclnn/aclnnNLLLoss.h"
 #include "flagos/aclnn/aclnnPowTensorScalar.h"
 #include "flagos/aclnn/aclnnRelu.h"
@@ -314,10 +319,18 @@ at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef ker
   flagos::check_same_device("avg_pool2d.out", {{"self", self}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_avg_pool2d_out(flagos::gen::on_launch_device(self, launch_device), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  }
   flagos::StructuredOut<at::meta::structured_avg_pool2d, 1> op(out);
   op.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   op.check_written({{"self", self}});
-  flagos::impl::avg_pool2d(launch_device, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2d, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, out);
   return out;
 }
 
@@ -494,12 +507,19 @@ at::Tensor & wrapper_conj_physical_out(const at::Tensor & self, at::Tensor & out
 
 // constant_pad_nd: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
 // guard first-tensor: the first flagos tensor among self
-at::Tensor wrapper_constant_pad_nd(const at::Tensor & self, at::IntArrayRef pad, const at::Scalar & value) {
+at::Tensor wrapper_constant_pad_nd(const at::Tensor & self, c10::SymIntArrayRef pad, const at::Scalar & value) {
   const flagos::phases::KernelSpan kernel_span;
   flagos::check_same_device("constant_pad_nd", {{"self", self}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
-  return flagos::impl::constant_pad_nd(launch_device, self, pad, value);
+  flagos::check::constant_pad_nd(self, pad, value);
+  at::Tensor out = flagos::empty_on(launch_device, flagos::gen::padded_sizes(self, pad), self.scalar_type());
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, flagos::gen::value_as(value, self));
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnConstantPadNd, self, C10_AS_INTARRAYREF_SLOW(pad), flagos::gen::value_as(value, self), out);
+  return out;
 }
 
 // cos_: cos_(Tensor(a!) self) -> Tensor(a!)
@@ -789,10 +809,20 @@ at::Tensor wrapper_mm(const at::Tensor & self, const at::Tensor & mat2) {
   flagos::check_same_device("mm", {{"self", self}, {"mat2", mat2}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_mm(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device));
+  }
   flagos::StructuredFunctional<at::meta::structured_mm, 1> op(launch_device);
   op.meta(self, mat2);
-  flagos::impl::mm(launch_device, self, mat2, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  flagos::check::mm(self, mat2);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMm, self, mat2, out, int8_t{0});
+  return std::move(out);
 }
 
 // mse_loss.out: mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)

@@ -75,6 +75,7 @@
 #include "flagos/aclnn/aclnnAsin.h"
 #include "flagos/aclnn/aclnnAtan.h"
 #include "flagos/aclnn/aclnnAtan2.h"
+#include "flagos/aclnn/aclnnAvgPool2d.h"
 #include "flagos/aclnn/aclnnBitwiseAndScalar.h"
 #include "flagos/aclnn/aclnnBitwiseAndTensor.h"
 #include "flagos/aclnn/aclnnCeil.h"
@@ -104,6 +105,7 @@
 #include "flagos/aclnn/aclnnMax.h"
 #include "flagos/aclnn/aclnnMinDim.h"
 #include "flagos/aclnn/aclnnMish.h"
+#include "flagos/aclnn/aclnnMm.h"
 #include "flagos/aclnn/aclnnMul.h"
 #include "flagos/aclnn/aclnnMuls.h"
 #include "flagos/aclnn/aclnnNeScalar.h"
@@ -409,8 +411,13 @@ at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_si
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_avg_pool2d, 1> op(launch_device);
   op.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  flagos::impl::avg_pool2d(launch_device, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2d, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, out);
+  return std::move(out);
 }
 
 // batch_norm_backward: batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
@@ -961,10 +968,19 @@ at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at
   flagos::check_same_device("mm.out", {{"self", self}, {"mat2", mat2}, {"out", out}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, out, mat2);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, mat2)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_mm_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(mat2, launch_device), out);
+  }
   flagos::StructuredOut<at::meta::structured_mm, 1> op(out);
   op.meta(self, mat2);
   op.check_written({{"self", self}, {"mat2", mat2}});
-  flagos::impl::mm(launch_device, self, mat2, out);
+  flagos::check::mm(self, mat2);
+  if ((self.numel() == 0)) {
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
+    return out;
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMm, self, mat2, out, int8_t{0});
   return out;
 }
 

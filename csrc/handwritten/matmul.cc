@@ -1,8 +1,5 @@
-// Matrix products: mm, bmm and matmul, functional and out= (aclnnMm,
-// aclnnBatchMatMul, aclnnMatmul).
-//
-// mm and bmm are structured in ATen: their generated wrappers run ATen's
-// meta functions before the bodies.
+// matmul, functional and out= (aclnnMatmul). mm and bmm are registry
+// entries (yaml/ops/matmul.yaml).
 //
 // matmul is CompositeImplicitAutograd in ATen. A PrivateUse1 kernel for it
 // would, by the dispatcher's rules, also take the decomposition away from
@@ -25,9 +22,7 @@
 #include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "flagos/aclnn/aclnnBatchMatMul.h"
 #include "flagos/aclnn/aclnnMatmul.h"
-#include "flagos/aclnn/aclnnMm.h"
 
 namespace flagos {
 namespace {
@@ -113,25 +108,6 @@ at::Tensor matmul_decomposed(const LaunchDevice& /*device*/, const at::Tensor& s
 at::Tensor& matmul_decomposed(const LaunchDevice& /*device*/, const at::Tensor& self, const at::Tensor& other,
                               at::Tensor& out) {
   return at::native::matmul_out(self, other, out);
-}
-
-// ---- mm and bmm ----------------------------------------------------------------------
-// ATen's meta functions (structured_mm, structured_bmm) have checked the
-// operands' ranks and sizes and sized the output (an out= one checked and
-// resized). ATen's kernels check that the operands share a dtype: so here.
-
-void mm(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& out) {
-  check_same_dtype(self, mat2);
-  if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnMm, self, mat2, out, kMatmulKeepDtype);
-  }
-}
-
-void bmm(const LaunchDevice& device, const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& out) {
-  check_same_dtype(self, mat2);
-  if (needs_launch(self, out)) {
-    FLAGOS_GUARDED_LAUNCH(device, aclnnBatchMatMul, self, mat2, out, kMatmulKeepDtype);
-  }
 }
 
 }  // namespace flagos::impl

@@ -1,6 +1,7 @@
-// Padding, as F.pad reaches it: constant_pad_nd (aclnnConstantPadNd), and
-// reflection_pad{1,2,3}d / replication_pad{1,2,3}d with their backwards
-// (aclnnReflectionPad*d, aclnnReplicationPad*d and their Backward operators).
+// Padding, as F.pad reaches it: reflection_pad{1,2,3}d /
+// replication_pad{1,2,3}d with their backwards (aclnnReflectionPad*d,
+// aclnnReplicationPad*d and their Backward operators). constant_pad_nd is a
+// registry entry (yaml/ops/padding.yaml).
 //
 // CANN's reflection and replication operators take padding values from 0 to
 // the padded dim's size - 1; ATen also takes
@@ -19,7 +20,7 @@
 // file defines their bodies (ATen's meta functions check the arguments and
 // size the output), the generator writes and registers their wrappers. The
 // others (reflection_pad2d and its backward, the backwards of
-// replication_pad2d/3d, constant_pad_nd) take their own arguments.
+// replication_pad2d/3d) take their own arguments.
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/accumulate.h>
@@ -29,10 +30,8 @@
 #include <vector>
 
 #include "generated/impls.h"
-#include "generated/impls.h"
 #include "handwritten/support.h"
 #include "runtime/launch.h"
-#include "flagos/aclnn/aclnnConstantPadNd.h"
 #include "flagos/aclnn/aclnnReflectionPad1d.h"
 #include "flagos/aclnn/aclnnReflectionPad1dBackward.h"
 #include "flagos/aclnn/aclnnReflectionPad2d.h"
@@ -49,7 +48,6 @@
 namespace flagos {
 namespace {
 
-
 // `sizes` padded by `pad`: (before, after) pairs from the last dim backwards.
 std::vector<int64_t> padded_sizes(at::IntArrayRef sizes, at::IntArrayRef pad) {
   std::vector<int64_t> out = sizes.vec();
@@ -58,55 +56,6 @@ std::vector<int64_t> padded_sizes(at::IntArrayRef sizes, at::IntArrayRef pad) {
   }
   return out;
 }
-
-// ---- constant ----------------------------------------------------------------
-
-// The value as the tensor holds it (ATen fills with the converted value), so
-// that CANN gets a scalar of the tensor's kind.
-at::Scalar pad_value(at::ScalarType type, const at::Scalar& value) {
-  if (type == at::kBool) {
-    return at::Scalar(value.to<bool>());
-  }
-  if (at::isIntegralType(type, /*includeBool=*/false)) {
-    return at::Scalar(value.to<int64_t>());
-  }
-  return value;
-}
-
-}  // namespace
-}  // namespace flagos
-
-namespace flagos::impl {
-
-at::Tensor constant_pad_nd(const LaunchDevice& device, const at::Tensor& self, at::IntArrayRef pad,
-                           const at::Scalar& value) {
-  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
-  TORCH_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
-              "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
-              pad.size(), "while the input has ", self.dim(), "dimensions.");
-  const std::vector<int64_t> sizes = padded_sizes(self.sizes(), pad);
-  for (size_t i = 0; i < pad.size() / 2; ++i) {
-    const int64_t dim = self.dim() - 1 - static_cast<int64_t>(i);
-    TORCH_CHECK(sizes[dim] >= 0, "The input size ", self.size(dim), ", plus negative padding ", pad[2 * i], " and ",
-                pad[2 * i + 1], " resulted in a negative output size, which is invalid. Check dimension ", dim,
-                " of your input.");
-  }
-  at::Tensor out = empty_on(device, sizes, self.scalar_type());
-  if (out.numel() == 0) {
-    return out;
-  }
-  const at::Scalar fill = pad_value(self.scalar_type(), value);
-  if (self.numel() == 0) {
-    return out.fill_(fill);
-  }
-  FLAGOS_GUARDED_LAUNCH(device, aclnnConstantPadNd, self, pad, fill, out);
-  return out;
-}
-
-}  // namespace flagos::impl
-
-namespace flagos {
-namespace {
 
 // ---- reflection and replication ------------------------------------------------------
 

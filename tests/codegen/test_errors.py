@@ -156,6 +156,17 @@ CASES = {
     "matrix with one size": (
         "yaml/ops/factory.yaml", "    size: matrix(n, m)\n", "    size: matrix(n)\n", "size: matrix(n)", "eye.m",
         "out.size: `matrix(n)` takes 2 argument(s), not 1"),
+    # the pooling, padding and product helpers
+    "pool_pair of a bool": (
+        "yaml/ops/pooling.yaml", "ceil_mode, count_include_pad, divisor_override or 0, 0, out)",
+        "ceil_mode, count_include_pad, divisor_override or 0, 0, out)".replace("ceil_mode, count", "pool_pair(ceil_mode), count"),
+        "pool_pair(ceil_mode)", "avg_pool2d", "argument 1 of `pool_pair(ceil_mode)` must be an int array"),
+    "is_empty in a launch": (
+        "yaml/ops/matmul.yaml", "  launch: aclnnMm(self, mat2, out, 0)\n", "  launch: aclnnMm(self, mat2, out, is_empty(self))\n",
+        "launch: aclnnMm(self, mat2, out, is_empty(self))", "mm", "`is_empty` belongs in a when rule, not a launch one"),
+    "padded of a Scalar": (
+        "yaml/ops/padding.yaml", "    size: padded(self, pad)\n", "    size: padded(self, value)\n",
+        "size: padded(self, value)", "constant_pad_nd", "argument 2 of `padded(self, value)` must be a SymInt array"),
     "inplace_launch outside a family": (
         "yaml/ops/unary.yaml", RELU, RELU.replace("  variants: [functional, inplace]\n", ""),
         "inplace_launch:", "relu", "`inplace_launch` belongs to a family entry"),
@@ -298,12 +309,35 @@ def test_structured_op_with_out_rules_is_refused(ws, case):
              "and dtypes", f"remove `out:`; the launch names the outputs {outputs}", before)
 
 
-def test_check_on_a_structured_op_is_refused(ws):
+def test_check_on_a_structured_op_runs_after_its_meta_function(ws):
+    """A structured family's `check:` (what ATen's kernel checks beyond the meta function) is
+    called by every form with the meta function's arguments, after it; op_checks.h declares it once
+    with the meta function's parameters. Negative control: without `check:` no form calls it."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
     head = "- op: neg\n  variants: [functional, inplace, out]\n  shape: unary\n  launch: aclnnNeg(self, out)\n"
     ws.edit("yaml/ops/unary.yaml", head, head + "  check: neg\n")
-    _refused(ws, "yaml/ops/unary.yaml", "check: neg", "neg",
-             f"neg is structured in torch {_torch()}: its meta function (at::meta::structured_neg) checks its "
-             "arguments", "remove `check:`")
+    assert ws.run().code == 0
+    code = generate(Paths(ws.root), aten_schemas()).code
+    for op in ("neg", "neg_", "neg.out"):
+        assert "  op.meta(self);\n" in code[op], code[op]
+        after_meta = code[op].split("  op.meta(self);\n")[1]
+        assert "  flagos::check::neg(self);\n" in after_meta.split("FLAGOS_GUARDED_LAUNCH")[0], code[op]
+    header = ws.read("csrc", "generated", "op_checks.h")
+    assert header.count("void neg(") == 1
+    comment = header.split("\nvoid neg(const at::Tensor & self);\n")[0].rsplit("\n", 1)[1]
+    assert sorted(comment.removeprefix("// ").split(", ")) == ["neg", "neg.out", "neg_"]
+    ws.edit("yaml/ops/unary.yaml", head + "  check: neg\n", head)
+    code = generate(Paths(ws.root), aten_schemas()).code
+    assert not any("flagos::check::neg" in code[op] for op in ("neg", "neg_", "neg.out"))
+
+
+def test_check_on_a_structured_op_that_is_not_an_identifier_is_refused(ws):
+    ws.edit("yaml/ops/matmul.yaml", "  check: mm\n", "  check: mm()\n")
+    _refused(ws, "yaml/ops/matmul.yaml", "  check: mm()", "mm", "`check: mm()` is not a C++ function name",
+             "name the check in lower_snake_case, after the op (dot, where)")
 
 
 @pytest.mark.parametrize("name", ["dot()", "flagos::check::dot", "Dot Check", "class", "launch_device", "3"])

@@ -340,15 +340,14 @@ def impl_name(rng: random.Random) -> Case:
 
 
 def structured_rules(rng: random.Random) -> Case:
-    """Output rules or a `check:` on an op that is structured in torch: ATen's meta function computes
-    its outputs and checks its arguments, the registry may not repeat them."""
+    """Output rules on an op that is structured in torch: ATen's meta function computes its outputs,
+    the registry may not repeat them."""
     op, head = rng.choice([("neg", "  launch: aclnnNeg(self, out)\n"),
                            ("add.Tensor", "  wrapped_number: aclnnAdds(self, item(other), alpha, out)\n"),
                            ("addmm", "  launch: aclnnAddmm(self, mat1, mat2, beta, alpha, out, 0)\n"),
                            ("max.dim", "  launch: aclnnMaxDim(self, dim, keepdim, values, indices)\n")])
     key, text = rng.choice([("out", "  out:\n    size: self\n    dtype: self\n"),
-                            ("out", "  out:\n    - name: values\n      size: self\n      dtype: self\n"),
-                            ("check", f"  check: {op.replace('.', '_')}\n")])
+                            ("out", "  out:\n    - name: values\n      size: self\n      dtype: self\n")])
     return _edit(f"{key} on {op}", O, head, head + text, needle=f"  {key}:", op=op, fragment="is structured in torch")
 
 

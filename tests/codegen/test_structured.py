@@ -135,8 +135,13 @@ def test_checks_are_called_with_every_argument(generated):
     assert checked
     for entry in checked:
         body = wrappers[entry.op]
-        call = f"  flagos::check::{entry.check}({', '.join(a.name for a in schemas.get(entry.op).arguments)});"
+        group = schemas.get(entry.op).structured
+        # a structured op's check takes the meta function's arguments, after it
+        args = group.meta_args if group is not None else [a.name for a in schemas.get(entry.op).arguments]
+        call = f"  flagos::check::{entry.check}({', '.join(args)});"
         assert body.split("\n").count(call) == 1, (entry.op, body)
+        if group is not None:
+            assert body.index("op.meta(") < body.index(call), (entry.op, body)
         for marker in ("flagos::empty_on(", "resize_output(", "FLAGOS_GUARDED_LAUNCH("):
             found = body.find(marker)
             assert found == -1 or found > body.index(call), (entry.op, marker)
@@ -167,7 +172,9 @@ def test_op_checks_declares_each_check_once_per_signature(generated):
     expected: dict[tuple[str, str], list[str]] = {}
     for entry in registry.ops:
         if entry.check is not None:
-            expected.setdefault((entry.check, _params(schemas.get(entry.op))), []).append(entry.op)
+            group = schemas.get(entry.op).structured
+            params = ", ".join(group.meta_params) if group is not None else _params(schemas.get(entry.op))
+            expected.setdefault((entry.check, params), []).append(entry.op)
     declared = _declared(generated.read("csrc", "generated", "op_checks.h"))
     assert len({(name, params) for name, params, _ in declared}) == len(declared)  # each once
     assert {(name, params): list(ops) for name, params, ops in declared} == expected
@@ -177,6 +184,8 @@ def test_op_checks_declares_each_check_once_per_signature(generated):
             "void logical_binary(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);\n") in header
     assert "// relu\nvoid relu(const at::Tensor & self);\n" in header
     assert "// relu_\nvoid relu(at::Tensor & self);\n" in header
+    # a structured family shares one check, declared with its meta function's parameters
+    assert "// mm, mm.out\nvoid mm(const at::Tensor & self, const at::Tensor & mat2);\n" in header
 
 
 def test_ops_sharing_a_check_and_a_signature_share_its_declaration(ws):
@@ -228,8 +237,8 @@ def test_impls_declares_other_bodies_with_the_ops_arguments(generated):
     assert ("// nonzero.out: the op's arguments\n"
             "at::Tensor & nonzero(const LaunchDevice& launch_device, const at::Tensor & self, at::Tensor & out);\n"
             ) in header
-    assert ("at::Tensor constant_pad_nd(const LaunchDevice& launch_device, const at::Tensor & self, "
-            "at::IntArrayRef pad, const at::Scalar & value);") in header
+    assert ("at::Tensor reflection_pad2d(const LaunchDevice& launch_device, const at::Tensor & self, "
+            "at::IntArrayRef padding);") in header
     assert ("// matmul: the op's arguments, under AutogradPrivateUse1\n"
             "at::Tensor matmul_decomposed(const LaunchDevice& launch_device, const at::Tensor & self, "
             "const at::Tensor & other);") in header

@@ -168,6 +168,12 @@ def cases_for(entry) -> list[Case]:
         x = _rand(3, 4)
         return [Case("one dim", (x, [0])), Case("two dims, negative", (x, [0, -1])), Case("no dim", (x, [])),
                 Case("non-contiguous", (_rand(4, 3).t(), [-1]))]
+    if entry.op.split(".")[0] in ("mm", "bmm"):  # self @ mat2, functional and out=
+        batch = (2,) if entry.op.startswith("bmm") else ()
+        out = {"out": torch.empty(0)} if shape == "out" else {}
+        # An empty inner dim sums nothing: zeros (the alternate launch).
+        return [Case("operands", (_rand(*batch, 3, 5), _rand(*batch, 5, 4)), dict(out)),
+                Case("empty inner dim", (_rand(*batch, 3, 0), _rand(*batch, 0, 4)), dict(out))]
     if shape in ("unary", "inplace") and schema.argument("other") is None:
         x = _rand(3, 4, positive=positive)
         return [Case("contiguous", (x,)), Case("non-contiguous", (_rand(4, 3, positive=positive).t(),))]

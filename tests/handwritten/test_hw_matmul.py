@@ -1,5 +1,5 @@
-"""mm, bmm and matmul (csrc/handwritten/matmul.cc) with their tensors on
-flagos:2 while flagos:0 is current."""
+"""mm and bmm (yaml/ops/matmul.yaml) and matmul (csrc/handwritten/matmul.cc)
+with their tensors on flagos:2 while flagos:0 is current."""
 
 import pytest
 import torch
@@ -31,6 +31,28 @@ def test_mm_empty_inner_dim_gives_zeros():
     out = torch.mm(da, db)
     assert_clean(out)
     assert_equal(out, torch.zeros(3, 2))
+
+
+@pytest.mark.parametrize("shapes", [((0, 3), (3, 2)), ((3, 2), (2, 0)), ((0, 0), (0, 4)), ((2, 0, 3), (2, 3, 4)),
+                                    ((0, 3, 4), (0, 4, 2)), ((2, 3, 0), (2, 0, 4))], ids=str)
+def test_empty_operands_match_the_cpu(shapes):
+    a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1])
+    da, db = on_device(a, b)
+    op = torch.mm if a.dim() == 2 else torch.bmm
+    out = op(da, db)
+    assert_clean(out)
+    assert_equal(out, op(a, b))
+
+
+def test_mm_dtype_error_is_the_cpus():
+    a, b = torch.randn(3, 4), torch.randn(4, 2, dtype=torch.float64)
+    with pytest.raises(RuntimeError) as cpu:
+        torch.mm(a, b)
+    da, db = on_device(a, b)
+    with pytest.raises(RuntimeError) as flagos:
+        torch.mm(da, db)
+    assert str(flagos.value).splitlines()[0] == str(cpu.value).splitlines()[0]
+    assert torch_fl.sim.stats()["op_launches"] == {}
 
 
 def test_mm_errors():

@@ -1,5 +1,6 @@
-"""Padding (csrc/handwritten/pad.cc) through F.pad, forward and backward,
-against the CPU, with the tensors on flagos:2 while flagos:0 is current."""
+"""Padding through F.pad, forward and backward, against the CPU, with the
+tensors on flagos:2 while flagos:0 is current: reflection and replication
+(csrc/handwritten/pad.cc) and constant_pad_nd (yaml/ops/padding.yaml)."""
 
 import pytest
 import torch
@@ -90,6 +91,43 @@ def test_constant_dtypes(dtype, value):
     x = (torch.randn(2, 3, 4) * 10).to(dtype)
     out = F.pad(x.to(DEVICE), (1, 2, 0, 1), value=value)
     assert torch.equal(out.cpu(), F.pad(x, (1, 2, 0, 1), value=value))
+
+
+# (label, input shape, pad): an empty input is filled with the value; an
+# empty output (a dim cut to 0) has nothing to write.
+EMPTY_CONSTANT = [
+    ("empty input", (2, 0, 3), (1, 1, 2, 0)),
+    ("empty batch", (0, 2, 3), (1, 2)),
+    ("cut to nothing", (2, 3, 4), (-2, -2)),
+]
+
+
+@pytest.mark.parametrize("label,shape,pad", EMPTY_CONSTANT, ids=[e[0] for e in EMPTY_CONSTANT])
+@pytest.mark.parametrize("dtype,value", [(torch.float32, 1.5), (torch.int64, 7), (torch.bool, 1)])
+def test_constant_empty(label, shape, pad, dtype, value):
+    x = torch.randn(*shape).to(dtype)
+    torch_fl.sim.reset_stats()
+    out = F.pad(x.to(DEVICE), pad, value=value)
+    assert_clean(out)
+    expected = F.pad(x, pad, value=value)
+    assert out.dtype == expected.dtype and out.shape == expected.shape
+    assert torch.equal(out.cpu(), expected)
+
+
+@pytest.mark.parametrize("pad", [(1,), (1, 1, 1, 1, 1, 1), (-2, -2)], ids=str)
+def test_constant_errors_are_raised_at_the_call(pad):
+    x = torch.randn(2, 3)
+    with pytest.raises(RuntimeError) as cpu:
+        torch.constant_pad_nd(x, pad)
+    torch_fl.sim.reset_stats()
+    with pytest.raises(RuntimeError) as flagos:
+        torch.constant_pad_nd(x.to(DEVICE), pad)
+    assert torch_fl.sim.stats()["op_launches"] == {}
+    assert torch.flagos.current_device() == CURRENT
+    if min(pad) >= 0:  # the CPU narrows by a negative padding first, and fails there
+        assert str(flagos.value).splitlines()[0] == str(cpu.value).splitlines()[0]
+    else:
+        assert "resulted in a negative output size" in str(flagos.value)
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
