@@ -7,6 +7,7 @@
 // check inside the kernel's source file, it is stated here with the
 // kernel's message, and the comment names that file.
 #include <ATen/TensorIterator.h>
+#include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/native/layer_norm.h>
@@ -224,6 +225,33 @@ void polar(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
               out.scalar_type(), " for argument 'out'");
   at::TensorIteratorConfig().add_output(out).add_const_input(abs).add_const_input(angle).check_all_same_dtype(false)
       .build();
+}
+
+// mse_loss_backward: ATen's CPU kernel trusts the reduction autograd gives
+// it; a direct call with another one is refused here (it would select no
+// formula). The out= gradient must hold the promoted dtype the launch writes.
+namespace {
+void mse_loss_reduction(int64_t reduction) {
+  TORCH_CHECK(reduction >= at::Reduction::None && reduction <= at::Reduction::Sum, "mse_loss: reduction ", reduction,
+              " is not one of 0 (none), 1 (mean), 2 (sum)");
+}
+}  // namespace
+
+void mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                       int64_t reduction) {
+  mse_loss_reduction(reduction);
+}
+
+void mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                       int64_t reduction, at::Tensor& grad_input) {
+  mse_loss_reduction(reduction);
+  at::native::ResultTypeState state;
+  for (const at::Tensor* t : {&grad_output, &self, &target}) {
+    state = at::native::update_result_type_state(*t, state);
+  }
+  const at::ScalarType expected = at::native::result_type(state);
+  TORCH_CHECK(grad_input.scalar_type() == expected, "Expected out tensor to have dtype ",
+              c10::scalarTypeToTypeMeta(expected), ", but got ", grad_input.dtype(), " instead");
 }
 
 }  // namespace flagos::check

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from codegen.cpp import split_top
 from codegen.gen_kernels import SHARDS, shard_file
 from codegen.main import REPO_ROOT as REPO
 from codegen.registry import Paths, load_registry
@@ -15,23 +16,19 @@ REGISTRY = load_registry(Paths(REPO))
 
 WRAPPER = re.compile(r"\n\S[^\n]* (wrapper_\w+)\([^{;]*\{\n(.*?)\n\}\n", re.S)
 SKIP = re.compile(r"if \(flagos::gen::nothing_to_write\((.*)\)\) \{\n\s*return [^\n]*;\n\s*\}\n")
+VIEW = re.compile(r"flagos::gen::(?:at_least_1d|flat_if_none)\((\w+)(?:, \w+)?\)")
 LAUNCH = re.compile(r"FLAGOS_GUARDED_LAUNCH\(launch_device, (aclnn\w+), (.*)\);")
 
 
 def _split(args: str) -> list[str]:
     """Top-level comma-separated C++ arguments."""
-    parts, depth, current = [], 0, ""
-    for char in args + ",":
-        if char in "([{<":
-            depth += 1
-        elif char in ")]}>":
-            depth -= 1
-        if char == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-    return parts
+    return [part.strip() for part in split_top(args)]
+
+
+def _tensor(arg: str) -> str:
+    """The output a view of it names (`flagos::gen::at_least_1d(values)`: `values`), whose size is the view's."""
+    view = VIEW.fullmatch(arg)
+    return view.group(1) if view else arg
 
 
 def wrappers_without_the_rule(kernels: str) -> list[str]:
@@ -49,7 +46,7 @@ def wrappers_without_the_rule(kernels: str) -> list[str]:
         checked = set(_split(skip.group(1)))
         for entry, args in launches:
             params = REGISTRY.prototype(entry).params
-            written = {arg for arg, param in zip(_split(args), params) if param.is_output}
+            written = {_tensor(arg) for arg, param in zip(_split(args), params) if param.is_output}
             if not written <= checked:
                 missing.append(name)
     return missing
