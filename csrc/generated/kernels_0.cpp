@@ -161,9 +161,7 @@ at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, 
   flagos::StructuredFunctional<at::meta::structured_addcmul, 1> op(launch_device);
   op.meta(self, tensor1, tensor2, value);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcmul, self, tensor1, tensor2, value, out);
   return std::move(out);
 }
@@ -178,9 +176,7 @@ at::Tensor wrapper_all_dims(const at::Tensor & self, at::OptionalIntArrayRef dim
   flagos::StructuredFunctional<at::meta::structured_all_dims, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAll, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -193,9 +189,7 @@ at::Tensor wrapper_arange(const at::Scalar & end, ::std::optional<at::ScalarType
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}), dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1})))), dtype.value_or(flagos::gen::arange_type(at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}))));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, at::Scalar(int64_t{0}), end, at::Scalar(int64_t{1}), out);
   return out;
 }
@@ -210,9 +204,7 @@ at::Tensor wrapper_asin(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_asin, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAsin, self, out);
   return std::move(out);
 }
@@ -231,9 +223,7 @@ at::Tensor & wrapper_atan2_out(const at::Tensor & self, const at::Tensor & other
   flagos::StructuredOut<at::meta::structured_atan2, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, out);
   return out;
 }
@@ -275,9 +265,7 @@ at::Tensor & wrapper_bitwise_not_out(const at::Tensor & self, at::Tensor & out) 
   flagos::StructuredOut<at::meta::structured_bitwise_not, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseNot, self, out);
   return out;
 }
@@ -296,9 +284,7 @@ at::Tensor wrapper_bitwise_or_Tensor(const at::Tensor & self, const at::Tensor &
   flagos::StructuredFunctional<at::meta::structured_bitwise_or_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
@@ -322,9 +308,7 @@ at::Tensor & wrapper_bitwise_xor_Tensor_out(const at::Tensor & self, const at::T
   flagos::StructuredOut<at::meta::structured_bitwise_xor_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -358,9 +342,7 @@ at::Tensor & wrapper_clamp__Tensor(at::Tensor & self, const ::std::optional<at::
   flagos::StructuredInplace<at::meta::structured_clamp_Tensor> op(self);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
   op.check_written({{"min", min}, {"max", max}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, self);
   return self;
 }
@@ -379,9 +361,7 @@ at::Tensor wrapper_clamp_max_Tensor(const at::Tensor & self, const at::Tensor & 
   flagos::StructuredFunctional<at::meta::structured_clamp_max_Tensor, 1> op(launch_device);
   op.meta(self, max);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, out);
   return std::move(out);
 }
@@ -415,9 +395,7 @@ at::Tensor wrapper_erf(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_erf, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErf, self, out);
   return std::move(out);
 }
@@ -436,9 +414,7 @@ at::Tensor & wrapper_erfc_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_erfc, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, out);
   return out;
 }
@@ -453,9 +429,7 @@ at::Tensor & wrapper_exp_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_exp> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, self);
   return self;
 }
@@ -470,9 +444,7 @@ at::Tensor & wrapper_expm1_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_expm1> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, self);
   return self;
 }
@@ -496,9 +468,7 @@ at::Tensor wrapper_floor(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_floor, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloor, self, out);
   return std::move(out);
 }
@@ -511,9 +481,7 @@ at::Tensor wrapper_full(c10::SymIntArrayRef size, const at::Scalar & fill_value,
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(flagos::gen::full_type(fill_value)));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, fill_value);
   return out;
 }
@@ -532,9 +500,7 @@ at::Tensor wrapper_gelu_backward(const at::Tensor & grad_output, const at::Tenso
   flagos::StructuredFunctional<at::meta::structured_gelu_backward, 1> op(launch_device);
   op.meta(grad_output, self, approximate);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluBackwardV2, grad_output, self, flagos::gen::string_code<std::string_view>("gelu_backward", "approximate", approximate, {{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}, "either none or tanh"), out);
   return std::move(out);
 }
@@ -553,9 +519,7 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   flagos::StructuredOut<at::meta::structured_gelu_backward, 1> op(grad_input);
   op.meta(grad_output, self, approximate);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluBackwardV2, grad_output, self, flagos::gen::string_code<std::string_view>("gelu_backward.grad_input", "approximate", approximate, {{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}, "either none or tanh"), grad_input);
   return grad_input;
 }
@@ -570,9 +534,7 @@ at::Tensor wrapper_gt_Scalar(const at::Tensor & self, const at::Scalar & other) 
   flagos::StructuredFunctional<at::meta::structured_gt_Scalar, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGtScalar, self, other, out);
   return std::move(out);
 }
@@ -612,9 +574,7 @@ at::Tensor wrapper_isinf(const at::Tensor & self) {
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsInf, self, out);
   return out;
 }
@@ -627,9 +587,7 @@ at::Tensor wrapper_isnan(const at::Tensor & self) {
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), at::kBool);
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeTensor, self, self, out);
   return out;
 }
@@ -648,9 +606,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   flagos::StructuredInplace<at::meta::structured_lerp_Tensor> op(self);
   op.meta(self, end, weight);
   op.check_written({{"end", end}, {"weight", weight}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerp, self, end, weight, self);
   return self;
 }
@@ -670,9 +626,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   }
   at::native::resize_output(output, self.sizes());
   at::native::resize_output(buffer, self.sizes());
-  if (flagos::gen::nothing_to_write(output, buffer)) {
-    return {output, buffer};
-  }
+  if (flagos::gen::nothing_to_write(output, buffer)) return {output, buffer};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSigmoidForward, self, output, buffer);
   return {output, buffer};
 }
@@ -724,9 +678,7 @@ at::Tensor & autograd_wrapper_matmul_out(const at::Tensor & self, const at::Tens
   op.meta(self, dim, keepdim);
   at::Tensor& values = op.outputs[0];
   at::Tensor& indices = op.outputs[1];
-  if (flagos::gen::nothing_to_write(values, indices)) {
-    return {std::move(values), std::move(indices)};
-  }
+  if (flagos::gen::nothing_to_write(values, indices)) return {std::move(values), std::move(indices)};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxDim, self, dim, keepdim, values, indices);
   return {std::move(values), std::move(indices)};
 }
@@ -741,9 +693,7 @@ at::Tensor wrapper_mish(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_mish, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMish, self, out);
   return std::move(out);
 }
@@ -783,9 +733,7 @@ at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const
   at::Tensor out = flagos::empty_on(launch_device, input.sizes(), input.scalar_type());
   at::Tensor mean = flagos::empty_on(launch_device, flagos::gen::group_stat_sizes(N, group), input.scalar_type());
   at::Tensor rstd = flagos::empty_on(launch_device, flagos::gen::group_stat_sizes(N, group), input.scalar_type());
-  if (flagos::gen::nothing_to_write(out, mean, rstd)) {
-    return {out, mean, rstd};
-  }
+  if (flagos::gen::nothing_to_write(out, mean, rstd)) return {out, mean, rstd};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGroupNorm, input, weight, bias, N.expect_int(), C.expect_int(), HxW.expect_int(), group, eps, out, mean, rstd);
   return {out, mean, rstd};
 }
@@ -805,9 +753,7 @@ at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const
   at::Tensor out = flagos::empty_on(launch_device, input.sizes(), input.scalar_type());
   at::Tensor mean = flagos::empty_on(launch_device, flagos::gen::norm_stat_sizes(input, C10_AS_INTARRAYREF_SLOW(normalized_shape)), flagos::gen::norm_stat_type(input, weight));
   at::Tensor rstd = flagos::empty_on(launch_device, flagos::gen::norm_stat_sizes(input, C10_AS_INTARRAYREF_SLOW(normalized_shape)), flagos::gen::norm_stat_type(input, weight));
-  if (flagos::gen::nothing_to_write(out, mean, rstd)) {
-    return {out, mean, rstd};
-  }
+  if (flagos::gen::nothing_to_write(out, mean, rstd)) return {out, mean, rstd};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLayerNorm, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps, out, mean, rstd);
   return {out, mean, rstd};
 }
@@ -822,9 +768,7 @@ at::Tensor & wrapper_neg_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_neg> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, self);
   return self;
 }
@@ -839,9 +783,7 @@ at::Tensor wrapper_norm_ScalarOpt_dim(const at::Tensor & self, const ::std::opti
   flagos::StructuredFunctional<at::meta::structured_norm_ScalarOpt_dim, 1> op(launch_device);
   op.meta(self, (p.has_value() ? at::OptionalScalarRef(&(p.value())) : at::OptionalScalarRef()), dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNorm, self, p.value_or(at::Scalar(int64_t{2})), flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -860,9 +802,7 @@ at::Tensor wrapper_pow_Tensor_Tensor(const at::Tensor & self, const at::Tensor &
   flagos::StructuredFunctional<at::meta::structured_pow_Tensor_Tensor, 1> op(launch_device);
   op.meta(self, exponent);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorTensor, self, exponent, out);
   return std::move(out);
 }
@@ -877,9 +817,7 @@ at::Tensor & wrapper_pow__Tensor(at::Tensor & self, const at::Tensor & exponent)
   flagos::StructuredInplace<at::meta::structured_pow_Tensor_Tensor> op(self);
   op.meta(self, exponent);
   op.check_written({{"exponent", exponent}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), self);
@@ -903,9 +841,7 @@ at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_reciprocal, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnReciprocal, self, out);
   return out;
 }
@@ -924,9 +860,7 @@ at::Tensor & wrapper_remainder_Tensor_out(const at::Tensor & self, const at::Ten
   flagos::StructuredOut<at::meta::structured_remainder_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -945,9 +879,7 @@ at::Tensor wrapper_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at:
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check::roll(self, shifts, dims);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRoll, self, C10_AS_INTARRAYREF_SLOW(shifts), dims, out);
   return out;
 }
@@ -962,9 +894,7 @@ at::Tensor wrapper_rsqrt(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_rsqrt, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRsqrt, self, out);
   return std::move(out);
 }
@@ -979,9 +909,7 @@ at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_rsqrt> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRsqrt, self, self);
   return self;
 }
@@ -1013,9 +941,7 @@ at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_sigmoid, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoid, self, out);
   return out;
 }
@@ -1030,9 +956,7 @@ at::Tensor wrapper_sign(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_sign, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSign, self, out);
   return std::move(out);
 }
@@ -1051,9 +975,7 @@ at::Tensor & wrapper_sign_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_sign, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSign, self, out);
   return out;
 }
@@ -1068,9 +990,7 @@ at::Tensor & wrapper_sign_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_sign> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSign, self, self);
   return self;
 }
@@ -1089,9 +1009,7 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_silu, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSilu, self, out);
   return out;
 }
@@ -1106,9 +1024,7 @@ at::Tensor wrapper_sinh(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_sinh, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSinh, self, out);
   return std::move(out);
 }
@@ -1127,9 +1043,7 @@ at::Tensor & wrapper_sinh_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_sinh, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSinh, self, out);
   return out;
 }
@@ -1148,9 +1062,7 @@ at::Tensor wrapper_softplus_backward(const at::Tensor & grad_output, const at::T
   flagos::StructuredFunctional<at::meta::structured_softplus_backward, 1> op(launch_device);
   op.meta(grad_output, self, beta, threshold);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftplusBackward, grad_output, self, beta, threshold, out);
   return std::move(out);
 }
@@ -1175,9 +1087,7 @@ at::Tensor wrapper_sum_dim_IntList(const at::Tensor & self, at::OptionalIntArray
   flagos::StructuredFunctional<at::meta::structured_sum_dim_IntList, 1> op(launch_device);
   op.meta(self, dim, keepdim, dtype);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnReduceSum, self, flagos::gen::reduction_dims(dim, self), keepdim, out.scalar_type(), out);
   return std::move(out);
 }
@@ -1192,9 +1102,7 @@ at::Tensor & wrapper_tan_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_tan> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTan, self, self);
   return self;
 }
@@ -1213,9 +1121,7 @@ at::Tensor wrapper_tanh_backward(const at::Tensor & grad_output, const at::Tenso
   flagos::StructuredFunctional<at::meta::structured_tanh_backward, 1> op(launch_device);
   op.meta(grad_output, output);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanhBackward, grad_output, output, out);
   return std::move(out);
 }
@@ -1234,9 +1140,7 @@ at::Tensor wrapper_tanh_backward(const at::Tensor & grad_output, const at::Tenso
   flagos::StructuredOut<at::meta::structured_topk, 2> op(values, indices);
   op.meta(self, k.guard_int(__FILE__, __LINE__), dim, largest, sorted);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(values, indices)) {
-    return {values, indices};
-  }
+  if (flagos::gen::nothing_to_write(values, indices)) return {values, indices};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTopk, flagos::gen::at_least_1d(self), k.expect_int(), at::maybe_wrap_dim(dim, self.dim()), largest, true, flagos::gen::at_least_1d(values), flagos::gen::at_least_1d(indices));
   return {values, indices};
 }
@@ -1251,9 +1155,7 @@ at::Tensor wrapper_upsample_bilinear2d(const at::Tensor & self, c10::SymIntArray
   flagos::StructuredFunctional<at::meta::structured_upsample_bilinear2d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleBilinear2d, self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -1268,9 +1170,7 @@ at::Tensor wrapper_upsample_bilinear2d_backward(const at::Tensor & grad_output, 
   flagos::StructuredFunctional<at::meta::structured_upsample_bilinear2d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleBilinear2dBackwardV2, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -1285,9 +1185,7 @@ at::Tensor wrapper_upsample_nearest3d_backward(const at::Tensor & grad_output, c
   flagos::StructuredFunctional<at::meta::structured_upsample_nearest3d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_d, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearest3dBackward, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_d.value_or(double{0.0}), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }

@@ -171,9 +171,7 @@ at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, co
   flagos::StructuredFunctional<at::meta::structured__log_softmax_backward_data, 1> op(launch_device);
   op.meta(grad_output, output, dim, input_dtype);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSoftmaxBackward, grad_output, output, dim, out);
   return std::move(out);
 }
@@ -188,9 +186,7 @@ at::Tensor wrapper__softmax(const at::Tensor & self, int64_t dim, bool half_to_f
   flagos::StructuredFunctional<at::meta::structured__softmax, 1> op(launch_device);
   op.meta(self, dim, half_to_float);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftmax, self, dim, out);
   return std::move(out);
 }
@@ -209,9 +205,7 @@ at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & ten
   flagos::StructuredOut<at::meta::structured_addcmul, 1> op(out);
   op.meta(self, tensor1, tensor2, value);
   op.check_written({{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcmul, self, tensor1, tensor2, value, out);
   return out;
 }
@@ -230,9 +224,7 @@ at::Tensor wrapper_addmm(const at::Tensor & self, const at::Tensor & mat1, const
   flagos::StructuredFunctional<at::meta::structured_addmm, 1> op(launch_device);
   op.meta(self, mat1, mat2, beta, alpha);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmm, self, mat1, mat2, beta, alpha, out, int8_t{0});
   return std::move(out);
 }
@@ -251,9 +243,7 @@ at::Tensor wrapper_atan2(const at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredFunctional<at::meta::structured_atan2, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, out);
   return std::move(out);
 }
@@ -286,9 +276,7 @@ at::Tensor wrapper_baddbmm(const at::Tensor & self, const at::Tensor & batch1, c
   flagos::StructuredFunctional<at::meta::structured_baddbmm, 1> op(launch_device);
   op.meta(self, batch1, batch2, beta, alpha);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBaddbmm, self, batch1, batch2, beta, alpha, out, int8_t{0});
   return std::move(out);
 }
@@ -307,9 +295,7 @@ at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::T
   flagos::StructuredOut<at::meta::structured_bitwise_and_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -333,9 +319,7 @@ at::Tensor & wrapper_bitwise_or_Tensor_out(const at::Tensor & self, const at::Te
   flagos::StructuredOut<at::meta::structured_bitwise_or_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), out);
@@ -355,9 +339,7 @@ at::Tensor & wrapper_bitwise_xor__Tensor(at::Tensor & self, const at::Tensor & o
   flagos::StructuredInplace<at::meta::structured_bitwise_xor_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), self);
@@ -394,9 +376,7 @@ at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_ceil, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, out);
   return out;
 }
@@ -411,9 +391,7 @@ at::Tensor & wrapper_clamp_(at::Tensor & self, const ::std::optional<at::Scalar>
   flagos::StructuredInplace<at::meta::structured_clamp> op(self);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, self);
   return self;
 }
@@ -432,9 +410,7 @@ at::Tensor & wrapper_clamp_max_Tensor_out(const at::Tensor & self, const at::Ten
   flagos::StructuredOut<at::meta::structured_clamp_max_Tensor, 1> op(out);
   op.meta(self, max);
   op.check_written({{"self", self}, {"max", max}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, out);
   return out;
 }
@@ -453,9 +429,7 @@ at::Tensor & wrapper_clamp_min__Tensor(at::Tensor & self, const at::Tensor & min
   flagos::StructuredInplace<at::meta::structured_clamp_min_Tensor> op(self);
   op.meta(self, min);
   op.check_written({{"min", min}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, self);
   return self;
 }
@@ -470,9 +444,7 @@ at::Tensor wrapper_cos(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_cos, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCos, self, out);
   return std::move(out);
 }
@@ -487,9 +459,7 @@ at::Tensor wrapper_cosh(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_cosh, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCosh, self, out);
   return std::move(out);
 }
@@ -504,9 +474,7 @@ at::Tensor wrapper_cumsum(const at::Tensor & self, int64_t dim, ::std::optional<
   flagos::StructuredFunctional<at::meta::structured_cumsum, 1> op(launch_device);
   op.meta(self, dim, dtype);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCumsum, self, dim, out.scalar_type(), out);
   return std::move(out);
 }
@@ -521,9 +489,7 @@ at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_div_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceDivs, self, flagos::gen::wrapped_value(other));
@@ -543,9 +509,7 @@ at::Tensor & wrapper_erf_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_erf> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErf, self, self);
   return self;
 }
@@ -560,9 +524,7 @@ at::Tensor wrapper_exp2(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_exp2, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp2, self, out);
   return std::move(out);
 }
@@ -577,9 +539,7 @@ at::Tensor & wrapper_exp2_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_exp2> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp2, self, self);
   return self;
 }
@@ -598,9 +558,7 @@ at::Tensor & wrapper_expm1_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_expm1, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, out);
   return out;
 }
@@ -635,9 +593,7 @@ at::Tensor wrapper_ge_Scalar(const at::Tensor & self, const at::Scalar & other) 
   flagos::StructuredFunctional<at::meta::structured_ge_Scalar, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeScalar, self, other, out);
   return std::move(out);
 }
@@ -652,9 +608,7 @@ at::Tensor wrapper_gelu(const at::Tensor & self, c10::string_view approximate) {
   flagos::StructuredFunctional<at::meta::structured_gelu, 1> op(launch_device);
   op.meta(self, approximate);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), out);
   return std::move(out);
 }
@@ -673,9 +627,7 @@ at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_isneginf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (!at::isFloatingType(self.scalar_type())) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return out;
@@ -698,9 +650,7 @@ at::Tensor & wrapper_isposinf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_isposinf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (!at::isFloatingType(self.scalar_type())) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return out;
@@ -723,9 +673,7 @@ at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_log, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog, self, out);
   return out;
 }
@@ -740,9 +688,7 @@ at::Tensor wrapper_log10(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_log10, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog10, self, out);
   return std::move(out);
 }
@@ -757,9 +703,7 @@ at::Tensor & wrapper_log10_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_log10> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog10, self, self);
   return self;
 }
@@ -778,9 +722,7 @@ at::Tensor & wrapper_log2_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_log2, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog2, self, out);
   return out;
 }
@@ -794,9 +736,7 @@ at::Tensor & wrapper_log2_out(const at::Tensor & self, at::Tensor & out) {
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor output = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
   at::Tensor buffer = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
-  if (flagos::gen::nothing_to_write(output, buffer)) {
-    return {output, buffer};
-  }
+  if (flagos::gen::nothing_to_write(output, buffer)) return {output, buffer};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSigmoidForward, self, output, buffer);
   return {output, buffer};
 }
@@ -815,9 +755,7 @@ at::Tensor & wrapper_logical_xor_out(const at::Tensor & self, const at::Tensor &
     return wrapper_logical_xor_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
   at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalXor, self, other, out);
   return out;
 }
@@ -846,9 +784,7 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   flagos::StructuredOut<at::meta::structured_max_dim, 2> op(max, max_values);
   op.meta(self, dim, keepdim);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(max, max_values)) {
-    return {max, max_values};
-  }
+  if (flagos::gen::nothing_to_write(max, max_values)) return {max, max_values};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxDim, self, dim, keepdim, max, max_values);
   return {max, max_values};
 }
@@ -877,9 +813,7 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   op.meta(self, dim, keepdim);
   at::Tensor& values = op.outputs[0];
   at::Tensor& indices = op.outputs[1];
-  if (flagos::gen::nothing_to_write(values, indices)) {
-    return {std::move(values), std::move(indices)};
-  }
+  if (flagos::gen::nothing_to_write(values, indices)) return {std::move(values), std::move(indices)};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMinDim, self, dim, keepdim, values, indices);
   return {std::move(values), std::move(indices)};
 }
@@ -898,9 +832,7 @@ at::Tensor wrapper_minimum(const at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredFunctional<at::meta::structured_minimum, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMinimum, self, other, out);
   return std::move(out);
 }
@@ -918,9 +850,7 @@ at::Tensor wrapper_mse_loss_backward(const at::Tensor & grad_output, const at::T
     return wrapper_mse_loss_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(target, launch_device), reduction);
   }
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::broadcast3_sizes(grad_output, self, target), flagos::gen::result_type3(grad_output, self, target));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMseLossBackward, flagos::gen::as_dtype_of(grad_output, out), flagos::gen::as_dtype_of(self, out), flagos::gen::as_dtype_of(target, out), reduction, out);
   return out;
 }
@@ -935,9 +865,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_mul_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMuls, self, flagos::gen::wrapped_value(other));
@@ -961,9 +889,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   at::Tensor grad_input = (output_mask[0]) ? flagos::empty_on(launch_device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = (output_mask[1]) ? flagos::empty_on(launch_device, flagos::gen::length_sizes(C), weight.value_or(input).scalar_type()) : at::Tensor();
   at::Tensor grad_bias = (output_mask[2]) ? flagos::empty_on(launch_device, flagos::gen::length_sizes(C), weight.value_or(input).scalar_type()) : at::Tensor();
-  if (flagos::gen::nothing_to_write(grad_input, grad_weight, grad_bias)) {
-    return {grad_input, grad_weight, grad_bias};
-  }
+  if (flagos::gen::nothing_to_write(grad_input, grad_weight, grad_bias)) return {grad_input, grad_weight, grad_bias};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGroupNormBackward, grad_out, input, mean, rstd, weight, N.expect_int(), C.expect_int(), HxW.expect_int(), group, output_mask, grad_input, grad_weight, grad_bias);
   return {grad_input, grad_weight, grad_bias};
 }
@@ -978,9 +904,7 @@ at::Tensor wrapper_neg(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_neg, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, out);
   return std::move(out);
 }
@@ -1015,9 +939,7 @@ at::Tensor wrapper_pow_Scalar(const at::Scalar & self, const at::Tensor & expone
   flagos::StructuredFunctional<at::meta::structured_pow_Scalar, 1> op(launch_device);
   op.meta(self, exponent);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowScalarTensor, self, exponent, out);
   return std::move(out);
 }
@@ -1030,9 +952,7 @@ at::Tensor wrapper_prod(const at::Tensor & self, ::std::optional<at::ScalarType>
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, dtype.value_or(flagos::gen::sum_type(self.scalar_type())));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnProd, self, out.scalar_type(), out);
   return out;
 }
@@ -1047,9 +967,7 @@ at::Tensor wrapper_reciprocal(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_reciprocal, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnReciprocal, self, out);
   return std::move(out);
 }
@@ -1068,9 +986,7 @@ at::Tensor wrapper_remainder_Tensor(const at::Tensor & self, const at::Tensor & 
   flagos::StructuredFunctional<at::meta::structured_remainder_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -1121,9 +1037,7 @@ at::Tensor wrapper_silu_backward(const at::Tensor & grad_output, const at::Tenso
   flagos::StructuredFunctional<at::meta::structured_silu_backward, 1> op(launch_device);
   op.meta(grad_output, self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSiluBackward, grad_output, self, out);
   return std::move(out);
 }
@@ -1142,9 +1056,7 @@ at::Tensor & wrapper_softplus_out(const at::Tensor & self, const at::Scalar & be
   flagos::StructuredOut<at::meta::structured_softplus, 1> op(out);
   op.meta(self, beta, threshold);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftplus, self, beta, threshold, out);
   return out;
 }
@@ -1163,9 +1075,7 @@ at::Tensor & wrapper_softplus_backward_grad_input(const at::Tensor & grad_output
   flagos::StructuredOut<at::meta::structured_softplus_backward, 1> op(grad_input);
   op.meta(grad_output, self, beta, threshold);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftplusBackward, grad_output, self, beta, threshold, grad_input);
   return grad_input;
 }
@@ -1204,9 +1114,7 @@ at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other,
   flagos::StructuredFunctional<at::meta::structured_sub_Tensor, 1> op(launch_device);
   op.meta(self, other, alpha);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -1230,9 +1138,7 @@ at::Tensor & wrapper_tan_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_tan, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTan, self, out);
   return out;
 }
@@ -1260,9 +1166,7 @@ at::Tensor & wrapper_trunc_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_trunc, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, out);
   return out;
 }

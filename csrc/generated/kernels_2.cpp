@@ -205,9 +205,7 @@ at::Tensor & wrapper_acos_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_acos> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAcos, self, self);
   return self;
 }
@@ -226,9 +224,7 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
   flagos::StructuredOut<at::meta::structured_add_Tensor, 1> op(out);
   op.meta(self, other, alpha);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -248,9 +244,7 @@ at::Tensor wrapper_amin(const at::Tensor & self, at::IntArrayRef dim, bool keepd
   flagos::StructuredFunctional<at::meta::structured_amin, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAmin, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -265,9 +259,7 @@ at::Tensor wrapper_any(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_any, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAny, self, flagos::gen::reduction_dims(at::OptionalIntArrayRef(), self), false, out);
   return std::move(out);
 }
@@ -281,9 +273,7 @@ at::Tensor & wrapper_arange_start_out(const at::Scalar & start, const at::Scalar
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check_written(out, {});
   at::native::resize_output(out, flagos::gen::arange_sizes(start, end, step, out.scalar_type()));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, step, out);
   return out;
 }
@@ -298,9 +288,7 @@ at::Tensor & wrapper_atan_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_atan> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan, self, self);
   return self;
 }
@@ -315,9 +303,7 @@ at::Tensor wrapper_bitwise_not(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_bitwise_not, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseNot, self, out);
   return std::move(out);
 }
@@ -332,9 +318,7 @@ at::Tensor & wrapper_bitwise_not_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_bitwise_not> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseNot, self, self);
   return self;
 }
@@ -349,9 +333,7 @@ at::Tensor & wrapper_bitwise_or__Tensor(at::Tensor & self, const at::Tensor & ot
   flagos::StructuredInplace<at::meta::structured_bitwise_or_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseOrScalar, self, flagos::gen::wrapped_value(other), self);
@@ -375,9 +357,7 @@ at::Tensor & wrapper_clamp_Tensor_out(const at::Tensor & self, const ::std::opti
   flagos::StructuredOut<at::meta::structured_clamp_Tensor, 1> op(out);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
   op.check_written({{"self", self}, {"min", min}, {"max", max}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, out);
   return out;
 }
@@ -392,9 +372,7 @@ at::Tensor wrapper_clamp_max(const at::Tensor & self, const at::Scalar & max) {
   flagos::StructuredFunctional<at::meta::structured_clamp_max, 1> op(launch_device);
   op.meta(self, max);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMax, self, max, out);
   return std::move(out);
 }
@@ -409,9 +387,7 @@ at::Tensor & wrapper_clamp_max_(at::Tensor & self, const at::Scalar & max) {
   flagos::StructuredInplace<at::meta::structured_clamp_max> op(self);
   op.meta(self, max);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMax, self, max, self);
   return self;
 }
@@ -430,9 +406,7 @@ at::Tensor wrapper_clamp_min_Tensor(const at::Tensor & self, const at::Tensor & 
   flagos::StructuredFunctional<at::meta::structured_clamp_min_Tensor, 1> op(launch_device);
   op.meta(self, min);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, out);
   return std::move(out);
 }
@@ -461,9 +435,7 @@ at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_cos, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCos, self, out);
   return out;
 }
@@ -482,9 +454,7 @@ at::Tensor & wrapper_cosh_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_cosh, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCosh, self, out);
   return out;
 }
@@ -499,9 +469,7 @@ at::Tensor & wrapper_cosh_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_cosh> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCosh, self, self);
   return self;
 }
@@ -520,9 +488,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
   flagos::StructuredFunctional<at::meta::structured_div_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
@@ -546,9 +512,7 @@ at::Tensor & wrapper_div_out_mode(const at::Tensor & self, const at::Tensor & ot
   flagos::StructuredOut<at::meta::structured_div_Tensor_mode, 1> op(out);
   op.meta(self, other, rounding_mode);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivMods, self, flagos::gen::wrapped_value(other), flagos::gen::string_code<int64_t>("div.out_mode", "rounding_mode", rounding_mode, int64_t{0}, {{"trunc", int64_t{1}}, {"floor", int64_t{2}}}, "one of trunc, floor, None"), out);
@@ -577,9 +541,7 @@ at::Tensor wrapper_eq_Scalar(const at::Tensor & self, const at::Scalar & other) 
   flagos::StructuredFunctional<at::meta::structured_eq_Scalar, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEqScalar, self, other, out);
   return std::move(out);
 }
@@ -598,9 +560,7 @@ at::Tensor & wrapper_floor_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_floor, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloor, self, out);
   return out;
 }
@@ -618,9 +578,7 @@ at::Tensor wrapper_floor_divide(const at::Tensor & self, const at::Tensor & othe
     return wrapper_floor_divide(flagos::gen::on_launch_device(self, launch_device), other);
   }
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(self.sizes(), other.sizes()), at::native::result_type(self, other));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloorDivides, self, flagos::gen::wrapped_value(other), out);
@@ -644,9 +602,7 @@ at::Tensor & wrapper_fmod_Tensor_out(const at::Tensor & self, const at::Tensor &
   flagos::StructuredOut<at::meta::structured_fmod_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
@@ -730,9 +686,7 @@ at::Tensor wrapper_le_Scalar(const at::Tensor & self, const at::Scalar & other) 
   flagos::StructuredFunctional<at::meta::structured_le_Scalar, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLeScalar, self, other, out);
   return std::move(out);
 }
@@ -751,9 +705,7 @@ at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, 
   flagos::StructuredFunctional<at::meta::structured_lerp_Tensor, 1> op(launch_device);
   op.meta(self, end, weight);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerp, self, end, weight, out);
   return std::move(out);
 }
@@ -781,9 +733,7 @@ at::Tensor & wrapper_log10_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_log10, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog10, self, out);
   return out;
 }
@@ -800,9 +750,7 @@ at::Tensor wrapper_log_sigmoid_backward(const at::Tensor & grad_output, const at
     return wrapper_log_sigmoid_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(buffer, launch_device));
   }
   at::Tensor out = flagos::empty_on(launch_device, grad_output.sizes(), grad_output.scalar_type());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSigmoidBackward, grad_output, self, buffer, out);
   return out;
 }
@@ -835,9 +783,7 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredFunctional<at::meta::structured_maximum, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaximum, self, other, out);
   return std::move(out);
 }
@@ -851,9 +797,7 @@ at::Tensor wrapper_min(const at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check::min_all(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, self.scalar_type());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMin, self, out);
   return out;
 }
@@ -872,9 +816,7 @@ at::Tensor & wrapper_mish_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_mish, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMish, self, out);
   return out;
 }
@@ -891,9 +833,7 @@ at::Tensor wrapper_mish_backward(const at::Tensor & grad_output, const at::Tenso
     return wrapper_mish_backward(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device));
   }
   at::Tensor out = flagos::empty_on(launch_device, at::infer_size_dimvector(grad_output.sizes(), self.sizes()), at::native::result_type(grad_output, self));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMishBackward, grad_output, self, out);
   return out;
 }
@@ -912,9 +852,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   flagos::StructuredFunctional<at::meta::structured_mul_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
@@ -944,9 +882,7 @@ at::Tensor wrapper_ne_Scalar(const at::Tensor & self, const at::Scalar & other) 
   flagos::StructuredFunctional<at::meta::structured_ne_Scalar, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeScalar, self, other, out);
   return std::move(out);
 }
@@ -965,9 +901,7 @@ at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_neg, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, out);
   return out;
 }
@@ -999,9 +933,7 @@ at::Tensor & wrapper_pow_Scalar_out(const at::Scalar & self, const at::Tensor & 
   flagos::StructuredOut<at::meta::structured_pow_Scalar, 1> op(out);
   op.meta(self, exponent);
   op.check_written({{"exponent", exponent}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowScalarTensor, self, exponent, out);
   return out;
 }
@@ -1020,9 +952,7 @@ at::Tensor & wrapper_pow_Tensor_Tensor_out(const at::Tensor & self, const at::Te
   flagos::StructuredOut<at::meta::structured_pow_Tensor_Tensor, 1> op(out);
   op.meta(self, exponent);
   op.check_written({{"self", self}, {"exponent", exponent}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(exponent)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, flagos::gen::wrapped_value(exponent), out);
@@ -1062,9 +992,7 @@ at::Tensor & wrapper_reciprocal_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_reciprocal> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnReciprocal, self, self);
   return self;
 }
@@ -1122,9 +1050,7 @@ at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_rsqrt, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRsqrt, self, out);
   return out;
 }
@@ -1153,9 +1079,7 @@ at::Tensor wrapper_sin(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_sin, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSin, self, out);
   return std::move(out);
 }
@@ -1174,9 +1098,7 @@ at::Tensor wrapper_sin(const at::Tensor & self) {
   flagos::StructuredOut<at::meta::structured_sort_stable, 2> op(values, indices);
   op.meta(self, stable, dim, descending);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(values, indices)) {
-    return {values, indices};
-  }
+  if (flagos::gen::nothing_to_write(values, indices)) return {values, indices};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSort, flagos::gen::at_least_1d(self), stable.value_or(false), at::maybe_wrap_dim(dim, self.dim()), descending, flagos::gen::at_least_1d(values), flagos::gen::at_least_1d(indices));
   return {values, indices};
 }
@@ -1195,9 +1117,7 @@ at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_sqrt, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSqrt, self, out);
   return out;
 }
@@ -1222,9 +1142,7 @@ at::Tensor & wrapper_sub__Tensor(at::Tensor & self, const at::Tensor & other, co
   flagos::StructuredInplace<at::meta::structured_sub_Tensor> op(self);
   op.meta(self, other, alpha);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceSubs, self, flagos::gen::wrapped_value(other), alpha);
@@ -1244,9 +1162,7 @@ at::Tensor wrapper_tril(const at::Tensor & self, c10::SymInt diagonal) {
   flagos::StructuredFunctional<at::meta::structured_tril, 1> op(launch_device);
   op.meta(self, diagonal.guard_int(__FILE__, __LINE__));
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTril, self, diagonal.expect_int(), out);
   return std::move(out);
 }
@@ -1271,9 +1187,7 @@ at::Tensor wrapper_upsample_bicubic2d(const at::Tensor & self, c10::SymIntArrayR
   flagos::StructuredFunctional<at::meta::structured_upsample_bicubic2d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleBicubic2d, self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -1288,9 +1202,7 @@ at::Tensor wrapper_upsample_nearest2d_backward(const at::Tensor & grad_output, c
   flagos::StructuredFunctional<at::meta::structured_upsample_nearest2d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearest2dBackward, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -1305,9 +1217,7 @@ at::Tensor wrapper_upsample_trilinear3d_backward(const at::Tensor & grad_output,
   flagos::StructuredFunctional<at::meta::structured_upsample_trilinear3d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_d, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleTrilinear3dBackward, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_d.value_or(double{0.0}), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -1320,9 +1230,7 @@ at::Tensor wrapper_zeros(c10::SymIntArrayRef size, ::std::optional<at::ScalarTyp
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(c10::get_default_dtype_as_scalartype()));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
   return out;
 }

@@ -178,9 +178,7 @@ at::Tensor wrapper__upsample_nearest_exact3d(const at::Tensor & self, c10::SymIn
   flagos::StructuredFunctional<at::meta::structured__upsample_nearest_exact3d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_d, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearestExact3d, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_d.value_or(double{0.0}), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -199,9 +197,7 @@ at::Tensor & wrapper_acos_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_acos, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAcos, self, out);
   return out;
 }
@@ -216,9 +212,7 @@ at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, co
   flagos::StructuredInplace<at::meta::structured_add_Tensor> op(self);
   op.meta(self, other, alpha);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceAdds, self, flagos::gen::wrapped_value(other), alpha);
@@ -242,9 +236,7 @@ at::Tensor wrapper_addcdiv(const at::Tensor & self, const at::Tensor & tensor1, 
   flagos::StructuredFunctional<at::meta::structured_addcdiv, 1> op(launch_device);
   op.meta(self, tensor1, tensor2, value);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcdiv, self, tensor1, tensor2, value, out);
   return std::move(out);
 }
@@ -263,9 +255,7 @@ at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, con
   flagos::StructuredInplace<at::meta::structured_addcmul> op(self);
   op.meta(self, tensor1, tensor2, value);
   op.check_written({{"tensor1", tensor1}, {"tensor2", tensor2}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcmul, self, tensor1, tensor2, value, self);
   return self;
 }
@@ -280,9 +270,7 @@ at::Tensor wrapper_all_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
   flagos::StructuredFunctional<at::meta::structured_all_dim, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAll, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -295,9 +283,7 @@ at::Tensor wrapper_arange_start(const at::Scalar & start, const at::Scalar & end
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, at::Scalar(int64_t{1}), dtype.value_or(flagos::gen::arange_type(start, end, at::Scalar(int64_t{1})))), dtype.value_or(flagos::gen::arange_type(start, end, at::Scalar(int64_t{1}))));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, at::Scalar(int64_t{1}), out);
   return out;
 }
@@ -312,9 +298,7 @@ at::Tensor wrapper_argmax(const at::Tensor & self, ::std::optional<int64_t> dim,
   flagos::StructuredFunctional<at::meta::structured_argmax, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArgMax, flagos::gen::flat_if_none(self, dim), dim.value_or(int64_t{0}), (keepdim || !dim.has_value()), flagos::gen::flat_if_none(out, dim));
   return std::move(out);
 }
@@ -333,9 +317,7 @@ at::Tensor & wrapper_asin_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_asin, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAsin, self, out);
   return out;
 }
@@ -374,9 +356,7 @@ at::Tensor & wrapper_bitwise_and__Tensor(at::Tensor & self, const at::Tensor & o
   flagos::StructuredInplace<at::meta::structured_bitwise_and_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), self);
@@ -400,9 +380,7 @@ at::Tensor wrapper_bitwise_xor_Tensor(const at::Tensor & self, const at::Tensor 
   flagos::StructuredFunctional<at::meta::structured_bitwise_xor_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseXorScalar, self, flagos::gen::wrapped_value(other), out);
@@ -449,9 +427,7 @@ at::Tensor & wrapper_ceil_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_ceil> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, self);
   return self;
 }
@@ -466,9 +442,7 @@ at::Tensor wrapper_clamp(const at::Tensor & self, const ::std::optional<at::Scal
   flagos::StructuredFunctional<at::meta::structured_clamp, 1> op(launch_device);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, out);
   return std::move(out);
 }
@@ -487,9 +461,7 @@ at::Tensor & wrapper_clamp_max_out(const at::Tensor & self, const at::Scalar & m
   flagos::StructuredOut<at::meta::structured_clamp_max, 1> op(out);
   op.meta(self, max);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMax, self, max, out);
   return out;
 }
@@ -508,9 +480,7 @@ at::Tensor & wrapper_clamp_max__Tensor(at::Tensor & self, const at::Tensor & max
   flagos::StructuredInplace<at::meta::structured_clamp_max_Tensor> op(self);
   op.meta(self, max);
   op.check_written({{"max", max}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMaxTensor, self, max, self);
   return self;
 }
@@ -529,9 +499,7 @@ at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Ten
   flagos::StructuredOut<at::meta::structured_clamp_min_Tensor, 1> op(out);
   op.meta(self, min);
   op.check_written({{"self", self}, {"min", min}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMinTensor, self, min, out);
   return out;
 }
@@ -566,9 +534,7 @@ at::Tensor & wrapper_cos_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_cos> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCos, self, self);
   return self;
 }
@@ -583,9 +549,7 @@ at::Tensor & wrapper_div__Tensor_mode(at::Tensor & self, const at::Tensor & othe
   flagos::StructuredInplace<at::meta::structured_div_Tensor_mode> op(self);
   op.meta(self, other, rounding_mode);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceDivMods, self, flagos::gen::wrapped_value(other), flagos::gen::string_code<int64_t>("div_.Tensor_mode", "rounding_mode", rounding_mode, int64_t{0}, {{"trunc", int64_t{1}}, {"floor", int64_t{2}}}, "one of trunc, floor, None"));
@@ -605,9 +569,7 @@ at::Tensor wrapper_erfc(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_erfc, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, out);
   return std::move(out);
 }
@@ -622,9 +584,7 @@ at::Tensor & wrapper_erfc_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_erfc> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErfc, self, self);
   return self;
 }
@@ -647,9 +607,7 @@ at::Tensor & wrapper_floor_divide__Tensor(at::Tensor & self, const at::Tensor & 
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check_written(self, {{"other", other}});
   flagos::check::floor_divide(self, other);
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFloorDivides, self, flagos::gen::wrapped_value(other));
@@ -673,9 +631,7 @@ at::Tensor wrapper_ge_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_ge_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -720,9 +676,7 @@ at::Tensor & wrapper_log1p_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_log1p> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, self);
   return self;
 }
@@ -737,9 +691,7 @@ at::Tensor wrapper_log2(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_log2, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog2, self, out);
   return std::move(out);
 }
@@ -757,9 +709,7 @@ at::Tensor & wrapper_log_sigmoid_backward_grad_input(const at::Tensor & grad_out
     return wrapper_log_sigmoid_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(buffer, launch_device), grad_input);
   }
   at::native::resize_output(grad_input, grad_output.sizes());
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSigmoidBackward, grad_output, self, buffer, grad_input);
   return grad_input;
 }
@@ -778,9 +728,7 @@ at::Tensor & wrapper_logical_or_out(const at::Tensor & self, const at::Tensor & 
     return wrapper_logical_or_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
   at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalOr, self, other, out);
   return out;
 }
@@ -799,9 +747,7 @@ at::Tensor wrapper_lt_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_lt_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLtScalar, self, flagos::gen::wrapped_value(other), out);
@@ -857,9 +803,7 @@ at::Tensor wrapper_mean_dim(const at::Tensor & self, at::OptionalIntArrayRef dim
   flagos::StructuredFunctional<at::meta::structured_mean_dim, 1> op(launch_device);
   op.meta(self, dim, keepdim, dtype);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMean, self, flagos::gen::reduction_dims(dim, self), keepdim, out.scalar_type(), out);
   return std::move(out);
 }
@@ -891,9 +835,7 @@ at::Tensor & wrapper_mse_loss_out(const at::Tensor & self, const at::Tensor & ta
   flagos::StructuredOut<at::meta::structured_mse_loss, 1> op(out);
   op.meta(self, target, reduction);
   op.check_written({{"self", self}, {"target", target}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMseLoss, flagos::gen::as_dtype_of(self, out), flagos::gen::as_dtype_of(target, out), reduction, out);
   return out;
 }
@@ -912,9 +854,7 @@ at::Tensor & wrapper_mse_loss_backward_grad_input(const at::Tensor & grad_output
     return wrapper_mse_loss_backward_grad_input(flagos::gen::on_launch_device(grad_output, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(target, launch_device), reduction, grad_input);
   }
   at::native::resize_output(grad_input, flagos::gen::broadcast3_sizes(grad_output, self, target));
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMseLossBackward, flagos::gen::as_dtype_of(grad_output, grad_input), flagos::gen::as_dtype_of(self, grad_input), flagos::gen::as_dtype_of(target, grad_input), reduction, grad_input);
   return grad_input;
 }
@@ -946,9 +886,7 @@ at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Sc
   flagos::StructuredOut<at::meta::structured_pow_Tensor_Scalar, 1> op(out);
   op.meta(self, exponent);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, out);
   return out;
 }
@@ -975,9 +913,7 @@ at::Tensor wrapper_relu(const at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check::relu(self);
   at::Tensor out = flagos::empty_on(launch_device, self.sizes(), self.scalar_type());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRelu, self, out);
   return out;
 }
@@ -1018,9 +954,7 @@ at::Tensor wrapper_round(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_round, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRound, self, out);
   return std::move(out);
 }
@@ -1035,9 +969,7 @@ at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_sigmoid> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoid, self, self);
   return self;
 }
@@ -1056,9 +988,7 @@ at::Tensor wrapper_sigmoid_backward(const at::Tensor & grad_output, const at::Te
   flagos::StructuredFunctional<at::meta::structured_sigmoid_backward, 1> op(launch_device);
   op.meta(grad_output, output);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoidBackward, grad_output, output, out);
   return std::move(out);
 }
@@ -1077,9 +1007,7 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   flagos::StructuredOut<at::meta::structured_sigmoid_backward, 1> op(grad_input);
   op.meta(grad_output, output);
   op.check_written({{"grad_output", grad_output}, {"output", output}});
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoidBackward, grad_output, output, grad_input);
   return grad_input;
 }
@@ -1098,9 +1026,7 @@ at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_sin, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSin, self, out);
   return out;
 }
@@ -1115,9 +1041,7 @@ at::Tensor wrapper_sqrt(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_sqrt, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSqrt, self, out);
   return std::move(out);
 }
@@ -1132,9 +1056,7 @@ at::Tensor & wrapper_sqrt_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_sqrt> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSqrt, self, self);
   return self;
 }
@@ -1153,9 +1075,7 @@ at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_tanh, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, out);
   return out;
 }
@@ -1170,9 +1090,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_tanh> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, self);
   return self;
 }
@@ -1188,9 +1106,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
   op.meta(self, k.guard_int(__FILE__, __LINE__), dim, largest, sorted);
   at::Tensor& values = op.outputs[0];
   at::Tensor& indices = op.outputs[1];
-  if (flagos::gen::nothing_to_write(values, indices)) {
-    return {std::move(values), std::move(indices)};
-  }
+  if (flagos::gen::nothing_to_write(values, indices)) return {std::move(values), std::move(indices)};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTopk, flagos::gen::at_least_1d(self), k.expect_int(), at::maybe_wrap_dim(dim, self.dim()), largest, true, flagos::gen::at_least_1d(values), flagos::gen::at_least_1d(indices));
   return {std::move(values), std::move(indices)};
 }
@@ -1205,9 +1121,7 @@ at::Tensor & wrapper_tril_(at::Tensor & self, c10::SymInt diagonal) {
   flagos::StructuredInplace<at::meta::structured_tril> op(self);
   op.meta(self, diagonal.guard_int(__FILE__, __LINE__));
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTril, self, diagonal.expect_int());
   return self;
 }
@@ -1222,9 +1136,7 @@ at::Tensor wrapper_triu(const at::Tensor & self, c10::SymInt diagonal) {
   flagos::StructuredFunctional<at::meta::structured_triu, 1> op(launch_device);
   op.meta(self, diagonal.guard_int(__FILE__, __LINE__));
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTriu, self, diagonal.expect_int(), out);
   return std::move(out);
 }
@@ -1239,9 +1151,7 @@ at::Tensor & wrapper_triu_(at::Tensor & self, c10::SymInt diagonal) {
   flagos::StructuredInplace<at::meta::structured_triu> op(self);
   op.meta(self, diagonal.guard_int(__FILE__, __LINE__));
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceTriu, self, diagonal.expect_int());
   return self;
 }
@@ -1256,9 +1166,7 @@ at::Tensor & wrapper_trunc_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_trunc> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, self);
   return self;
 }
@@ -1283,9 +1191,7 @@ at::Tensor wrapper_upsample_nearest2d(const at::Tensor & self, c10::SymIntArrayR
   flagos::StructuredFunctional<at::meta::structured_upsample_nearest2d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if ((scales_h.has_value() || scales_w.has_value())) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearest2dV2, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
     return std::move(out);
@@ -1304,9 +1210,7 @@ at::Tensor wrapper_upsample_trilinear3d(const at::Tensor & self, c10::SymIntArra
   flagos::StructuredFunctional<at::meta::structured_upsample_trilinear3d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_d, scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleTrilinear3d, self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_d.value_or(double{0.0}), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -1335,9 +1239,7 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
     return wrapper_where_self_out(flagos::gen::on_launch_device(condition, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
   at::native::resize_output(out, flagos::gen::broadcast3_sizes(condition, self, other));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSWhere, condition, self, other, out);
   return out;
 }

@@ -189,9 +189,7 @@ at::Tensor wrapper__upsample_nearest_exact2d(const at::Tensor & self, c10::SymIn
   flagos::StructuredFunctional<at::meta::structured__upsample_nearest_exact2d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearestExact2d, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
   return std::move(out);
 }
@@ -210,9 +208,7 @@ at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
     return wrapper_abs_out(flagos::gen::on_launch_device(self, launch_device), out);
   }
   at::native::resize_output(out, self.sizes());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAbs, self, out);
   return out;
 }
@@ -231,9 +227,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
   flagos::StructuredFunctional<at::meta::structured_add_Tensor, 1> op(launch_device);
   op.meta(self, other, alpha);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -257,9 +251,7 @@ at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, con
   flagos::StructuredInplace<at::meta::structured_addcdiv> op(self);
   op.meta(self, tensor1, tensor2, value);
   op.check_written({{"tensor1", tensor1}, {"tensor2", tensor2}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcdiv, self, tensor1, tensor2, value, self);
   return self;
 }
@@ -278,9 +270,7 @@ at::Tensor & wrapper_addmv_out(const at::Tensor & self, const at::Tensor & mat, 
   flagos::StructuredOut<at::meta::structured_addmv, 1> op(out);
   op.meta(self, mat, vec, beta, alpha);
   op.check_written({{"self", self}, {"mat", mat}, {"vec", vec}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmv, self, mat, vec, alpha, beta, out, int8_t{0});
   return out;
 }
@@ -299,9 +289,7 @@ at::Tensor & wrapper_addmv_(at::Tensor & self, const at::Tensor & mat, const at:
   flagos::StructuredInplace<at::meta::structured_addmv> op(self);
   op.meta(self, mat, vec, beta, alpha);
   op.check_written({{"mat", mat}, {"vec", vec}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmv, self, mat, vec, alpha, beta, self, int8_t{0});
   return self;
 }
@@ -316,9 +304,7 @@ at::Tensor wrapper_amax(const at::Tensor & self, at::IntArrayRef dim, bool keepd
   flagos::StructuredFunctional<at::meta::structured_amax, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAmax, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -333,9 +319,7 @@ at::Tensor wrapper_any_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
   flagos::StructuredFunctional<at::meta::structured_any_dim, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAny, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -350,9 +334,7 @@ at::Tensor wrapper_any_dims(const at::Tensor & self, at::OptionalIntArrayRef dim
   flagos::StructuredFunctional<at::meta::structured_any_dims, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAny, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -365,9 +347,7 @@ at::Tensor wrapper_arange_start_step(const at::Scalar & start, const at::Scalar 
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, step, dtype.value_or(flagos::gen::arange_type(start, end, step))), dtype.value_or(flagos::gen::arange_type(start, end, step)));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, step, out);
   return out;
 }
@@ -382,9 +362,7 @@ at::Tensor wrapper_argmin(const at::Tensor & self, ::std::optional<int64_t> dim,
   flagos::StructuredFunctional<at::meta::structured_argmin, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArgMin, flagos::gen::flat_if_none(self, dim), dim.value_or(int64_t{0}), (keepdim || !dim.has_value()), flagos::gen::flat_if_none(out, dim));
   return std::move(out);
 }
@@ -399,9 +377,7 @@ at::Tensor & wrapper_asin_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_asin> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAsin, self, self);
   return self;
 }
@@ -416,9 +392,7 @@ at::Tensor wrapper_atan(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_atan, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan, self, out);
   return std::move(out);
 }
@@ -437,9 +411,7 @@ at::Tensor & wrapper_atan2_(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_atan2> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, self);
   return self;
 }
@@ -481,9 +453,7 @@ at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor 
   flagos::StructuredFunctional<at::meta::structured_bitwise_and_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -503,9 +473,7 @@ at::Tensor wrapper_ceil(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_ceil, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, out);
   return std::move(out);
 }
@@ -524,9 +492,7 @@ at::Tensor wrapper_clamp_Tensor(const at::Tensor & self, const ::std::optional<a
   flagos::StructuredFunctional<at::meta::structured_clamp_Tensor, 1> op(launch_device);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, out);
   return std::move(out);
 }
@@ -541,9 +507,7 @@ at::Tensor wrapper_clamp_min(const at::Tensor & self, const at::Scalar & min) {
   flagos::StructuredFunctional<at::meta::structured_clamp_min, 1> op(launch_device);
   op.meta(self, min);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, out);
   return std::move(out);
 }
@@ -558,9 +522,7 @@ at::Tensor & wrapper_clamp_min_(at::Tensor & self, const at::Scalar & min) {
   flagos::StructuredInplace<at::meta::structured_clamp_min> op(self);
   op.meta(self, min);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, self);
   return self;
 }
@@ -579,9 +541,7 @@ at::Tensor wrapper_div_Tensor_mode(const at::Tensor & self, const at::Tensor & o
   flagos::StructuredFunctional<at::meta::structured_div_Tensor_mode, 1> op(launch_device);
   op.meta(self, other, rounding_mode);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivMods, self, flagos::gen::wrapped_value(other), flagos::gen::string_code<int64_t>("div.Tensor_mode", "rounding_mode", rounding_mode, int64_t{0}, {{"trunc", int64_t{1}}, {"floor", int64_t{2}}}, "one of trunc, floor, None"), out);
@@ -604,9 +564,7 @@ at::Tensor wrapper_dot(const at::Tensor & self, const at::Tensor & tensor) {
     return wrapper_dot(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(tensor, launch_device));
   }
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matmul_sizes(self, tensor), self.scalar_type());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDot, self, tensor, out);
   return out;
 }
@@ -631,9 +589,7 @@ at::Tensor wrapper_exp(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_exp, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, out);
   return std::move(out);
 }
@@ -652,9 +608,7 @@ at::Tensor & wrapper_exp2_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_exp2, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp2, self, out);
   return out;
 }
@@ -669,9 +623,7 @@ at::Tensor wrapper_expm1(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_expm1, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, out);
   return std::move(out);
 }
@@ -686,9 +638,7 @@ at::Tensor & wrapper_floor_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_floor> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloor, self, self);
   return self;
 }
@@ -707,9 +657,7 @@ at::Tensor & wrapper_floor_divide_out(const at::Tensor & self, const at::Tensor 
     return wrapper_floor_divide_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
   at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloorDivides, self, flagos::gen::wrapped_value(other), out);
@@ -733,9 +681,7 @@ at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other
   flagos::StructuredFunctional<at::meta::structured_fmod_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
@@ -755,9 +701,7 @@ at::Tensor & wrapper_fmod__Tensor(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_fmod_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), self);
@@ -790,9 +734,7 @@ at::Tensor & wrapper_gelu_(at::Tensor & self, c10::string_view approximate) {
   flagos::StructuredInplace<at::meta::structured_gelu> op(self);
   op.meta(self, approximate);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu_", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), self);
   return self;
 }
@@ -866,9 +808,7 @@ at::Tensor wrapper_isposinf(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_isposinf, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (!at::isFloatingType(self.scalar_type())) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return std::move(out);
@@ -891,9 +831,7 @@ at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, 
   flagos::StructuredFunctional<at::meta::structured_lerp_Scalar, 1> op(launch_device);
   op.meta(self, end, weight);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerps, self, end, weight, out);
   return std::move(out);
 }
@@ -908,9 +846,7 @@ at::Tensor wrapper_log1p(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_log1p, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, out);
   return std::move(out);
 }
@@ -929,9 +865,7 @@ at::Tensor & wrapper_log1p_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_log1p, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, out);
   return out;
 }
@@ -946,9 +880,7 @@ at::Tensor & wrapper_log2_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_log2> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog2, self, self);
   return self;
 }
@@ -967,9 +899,7 @@ at::Tensor & wrapper_logical_not_out(const at::Tensor & self, at::Tensor & out) 
     return wrapper_logical_not_out(flagos::gen::on_launch_device(self, launch_device), out);
   }
   at::native::resize_output(out, self.sizes());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalNot, self, out);
   return out;
 }
@@ -982,9 +912,7 @@ at::Tensor wrapper_logsumexp(const at::Tensor & self, at::IntArrayRef dim, bool 
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), flagos::gen::to_float(self.scalar_type()));
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSumExp, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return out;
 }
@@ -1008,9 +936,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check::max_all(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, self.scalar_type());
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMax, self, out);
   return out;
 }
@@ -1029,9 +955,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
   flagos::StructuredOut<at::meta::structured_min_dim, 2> op(min, min_indices);
   op.meta(self, dim, keepdim);
   op.check_written({{"self", self}});
-  if (flagos::gen::nothing_to_write(min, min_indices)) {
-    return {min, min_indices};
-  }
+  if (flagos::gen::nothing_to_write(min, min_indices)) return {min, min_indices};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMinDim, self, dim, keepdim, min, min_indices);
   return {min, min_indices};
 }
@@ -1046,9 +970,7 @@ at::Tensor & wrapper_mish_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_mish> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMish, self, self);
   return self;
 }
@@ -1081,9 +1003,7 @@ at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, 
   flagos::StructuredFunctional<at::meta::structured_mse_loss, 1> op(launch_device);
   op.meta(self, target, reduction);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMseLoss, flagos::gen::as_dtype_of(self, out), flagos::gen::as_dtype_of(target, out), reduction, out);
   return std::move(out);
 }
@@ -1102,9 +1022,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
   flagos::StructuredOut<at::meta::structured_mul_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
@@ -1148,9 +1066,7 @@ at::Tensor wrapper_ne_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_ne_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -1180,9 +1096,7 @@ at::Tensor wrapper_pow_Tensor_Scalar(const at::Tensor & self, const at::Scalar &
   flagos::StructuredFunctional<at::meta::structured_pow_Tensor_Scalar, 1> op(launch_device);
   op.meta(self, exponent);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, out);
   return std::move(out);
 }
@@ -1197,9 +1111,7 @@ at::Tensor & wrapper_pow__Scalar(at::Tensor & self, const at::Scalar & exponent)
   flagos::StructuredInplace<at::meta::structured_pow_Tensor_Scalar> op(self);
   op.meta(self, exponent);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, self);
   return self;
 }
@@ -1248,9 +1160,7 @@ at::Tensor & wrapper_silu_backward_grad_input(const at::Tensor & grad_output, co
   flagos::StructuredOut<at::meta::structured_silu_backward, 1> op(grad_input);
   op.meta(grad_output, self);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSiluBackward, grad_output, self, grad_input);
   return grad_input;
 }
@@ -1265,9 +1175,7 @@ at::Tensor & wrapper_sinh_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_sinh> op(self);
   op.meta(self);
   op.check_written({});
-  if (flagos::gen::nothing_to_write(self)) {
-    return self;
-  }
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSinh, self, self);
   return self;
 }
@@ -1282,9 +1190,7 @@ at::Tensor wrapper_softplus(const at::Tensor & self, const at::Scalar & beta, co
   flagos::StructuredFunctional<at::meta::structured_softplus, 1> op(launch_device);
   op.meta(self, beta, threshold);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftplus, self, beta, threshold, out);
   return std::move(out);
 }
@@ -1300,9 +1206,7 @@ at::Tensor wrapper_softplus(const at::Tensor & self, const at::Scalar & beta, co
   op.meta(self, stable, dim, descending);
   at::Tensor& values = op.outputs[0];
   at::Tensor& indices = op.outputs[1];
-  if (flagos::gen::nothing_to_write(values, indices)) {
-    return {std::move(values), std::move(indices)};
-  }
+  if (flagos::gen::nothing_to_write(values, indices)) return {std::move(values), std::move(indices)};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSort, flagos::gen::at_least_1d(self), stable.value_or(false), at::maybe_wrap_dim(dim, self.dim()), descending, flagos::gen::at_least_1d(values), flagos::gen::at_least_1d(indices));
   return {std::move(values), std::move(indices)};
 }
@@ -1321,9 +1225,7 @@ at::Tensor & wrapper_sub_out(const at::Tensor & self, const at::Tensor & other, 
   flagos::StructuredOut<at::meta::structured_sub_Tensor, 1> op(out);
   op.meta(self, other, alpha);
   op.check_written({{"self", self}, {"other", other}});
-  if (flagos::gen::nothing_to_write(out)) {
-    return out;
-  }
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -1343,9 +1245,7 @@ at::Tensor wrapper_tanh(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_tanh, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, out);
   return std::move(out);
 }
@@ -1364,9 +1264,7 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
   flagos::StructuredOut<at::meta::structured_tanh_backward, 1> op(grad_input);
   op.meta(grad_output, output);
   op.check_written({{"grad_output", grad_output}, {"output", output}});
-  if (flagos::gen::nothing_to_write(grad_input)) {
-    return grad_input;
-  }
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanhBackward, grad_output, output, grad_input);
   return grad_input;
 }
@@ -1385,9 +1283,7 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
   flagos::StructuredFunctional<at::meta::structured_threshold_backward, 1> op(launch_device);
   op.meta(grad_output, self, threshold);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnThresholdBackward, grad_output, self, threshold, out);
   return std::move(out);
 }
@@ -1411,9 +1307,7 @@ at::Tensor wrapper_trunc(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_trunc, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) {
-    return std::move(out);
-  }
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, out);
   return std::move(out);
 }

@@ -15,7 +15,7 @@ from codegen.registry import Paths, load_registry
 REGISTRY = load_registry(Paths(REPO))
 
 WRAPPER = re.compile(r"\n\S[^\n]* (wrapper_\w+)\([^{;]*\{\n(.*?)\n\}\n", re.S)
-SKIP = re.compile(r"if \(flagos::gen::nothing_to_write\((.*)\)\) \{\n\s*return [^\n]*;\n\s*\}\n")
+SKIP = re.compile(r"  if \(flagos::gen::nothing_to_write\((.*)\)\) return [^\n]*;\n")
 VIEW = re.compile(r"flagos::gen::(?:at_least_1d|flat_if_none)\((\w+)(?:, \w+)?\)")
 LAUNCH = re.compile(r"FLAGOS_GUARDED_LAUNCH\(launch_device, (aclnn\w+), (.*)\);")
 
