@@ -219,12 +219,14 @@ KIND_WORDS = {
     "optional_device": "an optional Device",
     "optional_int": "an optional int",
     "optional_float": "an optional float",
+    "optional_bool": "an optional bool",
     "optional_scalar": "an optional Scalar",
     "bool_array": "a bool array",
     "int_literal": "an int literal",
     "float_literal": "a float literal",
     "bool_literal": "a bool literal",
     "str": "a string",
+    "optional_str": "an optional string",
     "other": "a value ACLNN does not take",
 }
 
@@ -399,6 +401,14 @@ FUNCS: dict[str, Func] = {
                    doc="a tensor's sizes padded by (before, after) pairs from the last dim back (constant_pad_nd)"),
     "value_as": Func(("launch",), (("scalar",), ("tensor",)), "scalar", "flagos::gen::value_as({0}, {1})",
                      doc="a Scalar converted as the tensor holds it: bool, integer, else as given (a fill value)"),
+    "any_given": Func(("when",), (("optional_float",), ("optional_float",)), "bool",
+                      "({0}.has_value() || {1}.has_value())",
+                      doc="whether either of two optional floats is given (upsampling's scales)"),
+    "at_least_1d": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::at_least_1d({0})",
+                        doc="a 0-dim tensor as its 1-element view, others as they are (ACLNN sorts 1 dim or more)",
+                        keeps_output=True),
+    "as_dtype_of": Func(("launch",), (("tensor",), ("tensor",)), "tensor", "flagos::gen::as_dtype_of({0}, {1})",
+                        doc="a tensor in another's dtype, converted when it differs (operators that take one dtype)"),
 }
 
 
@@ -428,21 +438,27 @@ class Scope:
                             f"use one of: {known}{extra}")
         if name in self.enums:
             return _enum_value(self.enums[name], self.schema.name)
-        if arg.kind == "str":
+        if arg.kind in ("str", "optional_str"):
             raise ExprError(f"`{name}` is a string: ACLNN takes it only as one of the values it knows",
                             f"list them under `enums: {{{name}: {{<string>: <code>, ...}}}}`")
         return Value(name, arg.kind, is_output=arg.is_mutable)
 
 
 def _enum_value(enum: Enum, op: str) -> Value:
-    """A string argument as its code (`approximate` -> 0 or 1), or as itself once checked."""
-    names = [name for name, _ in enum.codes]
+    """A string argument as its code (`approximate` -> 0 or 1), or as itself once checked; an
+    absent `str?` argument as the code of its `None:` key."""
+    names = [name for name, _ in enum.codes] + (["None"] if enum.absent is not None else [])
     accepted = f"either {names[0]} or {names[1]}" if len(names) == 2 else f"one of {', '.join(names)}"
     strings = isinstance(enum.codes[0][1], str)
-    pairs = ", ".join('{"%s", %s}' % (name, f'std::string_view("{code}")' if strings else f"int64_t{{{code}}}")
-                      for name, code in enum.codes)
+
+    def code_cpp(code: int | str) -> str:
+        return f'std::string_view("{code}")' if strings else f"int64_t{{{code}}}"
+
+    pairs = ", ".join('{"%s", %s}' % (name, code_cpp(code)) for name, code in enum.codes)
     code_type = "std::string_view" if strings else "int64_t"
-    cpp = f'flagos::gen::string_code<{code_type}>("{op}", "{enum.arg}", {enum.arg}, {{{pairs}}}, "{accepted}")'
+    absent = f"{code_cpp(enum.absent)}, " if enum.absent is not None else ""
+    cpp = (f'flagos::gen::string_code<{code_type}>("{op}", "{enum.arg}", {enum.arg}, {absent}{{{pairs}}}, '
+           f'"{accepted}")')
     return Value(cpp, "str" if strings else "int")
 
 

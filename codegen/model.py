@@ -142,11 +142,12 @@ class OutputRule:
 
 @dataclass(frozen=True)
 class Enum:
-    """A `str` argument that ACLNN takes as a code: each string ATen accepts and its code (an
-    int, or the string CANN spells it with), as the entry's `enums:` lists them."""
+    """A `str` or `str?` argument that ACLNN takes as a code: each string ATen accepts and its
+    code (an int, or the string CANN spells it with), as the entry's `enums:` lists them."""
 
     arg: str
     codes: tuple[tuple[str, int | str], ...]
+    absent: int | str | None = None  # a `str?` argument's code when it is None (its `None:` key)
 
 
 # ---- registry entries --------------------------------------------------------

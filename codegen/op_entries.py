@@ -18,6 +18,7 @@ from codegen.yaml_loader import LineDict, LineList
 OP_KEYS = ("op", "variants", "shape", "launch", "wrapped_number", "inplace_launch", "inplace_wrapped_number", "out",
            "alternate", "enums", "check", "guard", "guard_arg", "device_check", "reason")
 ALTERNATE_KEYS = ("when", "launch")
+ABSENT = "None"  # the `enums:` key of an absent `str?` argument, as ATen's messages spell it
 _ENUM_STRING = re.compile(r"[A-Za-z0-9_]{1,32}", re.ASCII)  # a string ATen accepts, a string code
 OUT_KEYS = ("size", "dtype")
 OUTPUT_KEYS = ("name", "size", "dtype", "when")  # one output of a list (shape general)
@@ -240,9 +241,17 @@ def _enums(entry: LineDict, op: str, schema: OpSchema | None, shown: str, proble
     for arg, codes in value.items():
         where = Location(shown, value.line_of(arg))
         kind = schema.argument(arg).kind if schema is not None and schema.argument(arg) is not None else None
-        if kind != "str":
-            problems.add(where, op, f"enums: `{shown_text(arg)}` is not a `str` argument of {op}",
-                         "list only the op's `str` arguments")
+        if kind not in ("str", "optional_str"):
+            problems.add(where, op, f"enums: `{shown_text(arg)}` is not a `str` or `str?` argument of {op}",
+                         "list only the op's `str` and `str?` arguments")
+            continue
+        # A `str?` argument may be None: `None:` gives that its code too.
+        if isinstance(codes, LineDict) and (kind == "optional_str") != (ABSENT in codes):
+            fix = (f"add `{ABSENT}: <code>` for an absent {arg}" if kind == "optional_str"
+                   else f"remove `{ABSENT}`: {arg} is a `str`, never None")
+            problems.add(where, op, f"enums: `{arg}` is a `{'str?' if kind == 'optional_str' else 'str'}`: "
+                         f"`{ABSENT}` is the code of its absence, "
+                         f"{'which it needs' if kind == 'optional_str' else 'which it cannot have'}", fix)
             continue
         if (not isinstance(codes, LineDict) or len(codes) < 2
                 or any(not isinstance(k, str) or not _ENUM_STRING.fullmatch(k) for k in codes)):
@@ -256,7 +265,8 @@ def _enums(entry: LineDict, op: str, schema: OpSchema | None, shown: str, proble
             problems.add(where, op, f"enums: the codes of `{arg}` must be all integers or all strings "
                          "(letters, digits, _)", example)
             continue
-        enums.append(Enum(arg, tuple(codes.items())))
+        strings = tuple((name, code) for name, code in codes.items() if name != ABSENT)
+        enums.append(Enum(arg, strings, codes.get(ABSENT)))
     return tuple(enums)
 
 

@@ -12,8 +12,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from codegen.errors import Problems
-from codegen.exprs import ExprError, Scope, render_launch_arg, render_rule, render_when
-from codegen.model import DeviceCheck, DevicePolicy, Guard, HandwrittenEntry, Launch, OpEntry, OutputRule, Registry
+from codegen.exprs import FUNCS, ExprError, Scope, render_launch_arg, render_rule, render_when
+from codegen.model import (Call, DeviceCheck, DevicePolicy, Guard, HandwrittenEntry, Launch, Name, OpEntry, OutputRule,
+                           Registry)
 from codegen.schemas import ATenSchemas, OpSchema
 from codegen.shapes import SHAPES
 
@@ -78,6 +79,7 @@ class KernelView:
     fallthrough: bool = False  # no wrapper: registered as a fallthrough under `dispatch`
     alternate_when: str | None = None  # the condition of the alternate launch
     alternate_launch: str | None = None
+    written: tuple[str, ...] = ()  # the tensors the launches write: none of them holds an element, no launch
 
 
 def wrapper_name(op: str) -> str:
@@ -111,7 +113,8 @@ def _checked(arg, schema: OpSchema) -> str:
 
 
 def _launch_args(launch: Launch, scope: Scope, registry: Registry, includes: set[str], problems: Problems,
-                 op: str, key: str) -> str | None:
+                 op: str, key: str, written: list[str] | None = None) -> str | None:
+    """The launch's arguments as C++; the ones it writes are appended to `written`."""
     proto = registry.prototype(launch.entry)
     assert proto is not None  # checked by the registry
     rendered = [launch.entry]
@@ -119,11 +122,21 @@ def _launch_args(launch: Launch, scope: Scope, registry: Registry, includes: set
     for position, (expr, param) in enumerate(zip(launch.args, proto.params), 1):
         try:
             rendered.append(render_launch_arg(expr, scope, param.ctype, param.is_output, includes))
+            tensor = _written_tensor(expr) or rendered[-1]
+            if param.is_output and written is not None and tensor not in written:
+                written.append(tensor)
         except ExprError as error:
             problems.add(launch.loc, op, f"{key}: argument {position} of {launch.entry} ({param.ctype} {param.name}): "
                          f"{error.message}", error.fix)
             ok = False
     return ", ".join(rendered) if ok else None
+
+
+def _written_tensor(expr) -> str | None:
+    """The output a view of it names (`flat_if_none(out, dim)`: `out`), whose size is the view's."""
+    while isinstance(expr, Call) and expr.func in FUNCS and FUNCS[expr.func].keeps_output and expr.args:
+        expr = expr.args[0]
+    return expr.name if isinstance(expr, Name) else None
 
 
 def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problems: Problems) -> KernelView | None:
@@ -190,14 +203,19 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         includes.add(group.meta_header)
         structured, result = _structured_view(group, schema)
 
-    launch = _launch_args(entry.launch, scope, registry, includes, problems, entry.op, "launch")
+    # One empty-tensor policy: no launch when none of the tensors the launch
+    # writes holds an element (after the checks and the allocation, so the
+    # results and errors are those of a launch).
+    launch_outputs: list[str] = []
+    launch = _launch_args(entry.launch, scope, registry, includes, problems, entry.op, "launch", launch_outputs)
     wrapped_launch = None
     if entry.wrapped_number is not None:
         wrapped_launch = _launch_args(entry.wrapped_number, scope, registry, includes, problems, entry.op,
-                                      "wrapped_number")
+                                      "wrapped_number", launch_outputs)
     alternate_launch = alternate_when = None
     if entry.alternate is not None:
-        alternate_launch = _launch_args(entry.alternate, scope, registry, includes, problems, entry.op, "alternate")
+        alternate_launch = _launch_args(entry.alternate, scope, registry, includes, problems, entry.op, "alternate",
+                                        launch_outputs)
         try:
             alternate_when = render_when(entry.alternate_when, scope, includes)
         except ExprError as error:
@@ -274,6 +292,7 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         check_call=check_call,
         alternate_when=alternate_when,
         alternate_launch=alternate_launch,
+        written=tuple(launch_outputs),
     )
 
 

@@ -44,8 +44,10 @@ _KINDS = {
     "int?": "optional_int",
     "SymInt?": "optional_int",
     "float?": "optional_float",
+    "bool?": "optional_bool",
     "Scalar?": "optional_scalar",
     "str": "str",
+    "str?": "optional_str",
 }
 
 
@@ -60,7 +62,7 @@ def _kind_of(type_text: str) -> str:
         return "symint_array"
     if type_text.startswith("bool[") and type_text.endswith("]"):
         return "bool_array"
-    return "other"  # Layout?, bool?, MemoryFormat?, str?, ...: never marshalled
+    return "other"  # Layout?, MemoryFormat?, ...: never marshalled
 
 
 @dataclass(frozen=True)

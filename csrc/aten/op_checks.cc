@@ -9,6 +9,7 @@
 // kernel's message, and the comment names that file.
 #include <ATen/TensorIterator.h>
 #include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/native/layer_norm.h>
@@ -294,6 +295,35 @@ void constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad, const at::
                 before, " and ", after, " resulted in a negative output size, which is invalid. Check dimension ",
                 dim, " of your input.");
   }
+}
+
+// ---- losses ----
+
+// mse_loss_backward: ATen's CPU kernel trusts the reduction autograd gives
+// it; a direct call with another one is refused here (it would select no
+// formula). The out= gradient must hold the promoted dtype the launch writes.
+namespace {
+void mse_loss_reduction(int64_t reduction) {
+  TORCH_CHECK(reduction >= at::Reduction::None && reduction <= at::Reduction::Sum, "mse_loss: reduction ", reduction,
+              " is not one of 0 (none), 1 (mean), 2 (sum)");
+}
+}  // namespace
+
+void mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                       int64_t reduction) {
+  mse_loss_reduction(reduction);
+}
+
+void mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                       int64_t reduction, at::Tensor& grad_input) {
+  mse_loss_reduction(reduction);
+  at::native::ResultTypeState state;
+  for (const at::Tensor* t : {&grad_output, &self, &target}) {
+    state = at::native::update_result_type_state(*t, state);
+  }
+  const at::ScalarType expected = at::native::result_type(state);
+  TORCH_CHECK(grad_input.scalar_type() == expected, "Expected out tensor to have dtype ",
+              c10::scalarTypeToTypeMeta(expected), ", but got ", grad_input.dtype(), " instead");
 }
 
 }  // namespace flagos::check

@@ -55,15 +55,6 @@ at::Tensor copy_from(const LaunchDevice& launch_device, const at::Tensor & self,
 // _copy_from_and_resize: the op's arguments
 at::Tensor copy_from_and_resize(const LaunchDevice& launch_device, const at::Tensor & self, const at::Tensor & dst);
 
-// div.Tensor_mode, div.out_mode, div_.Tensor_mode: ATen's at::meta::structured_div_Tensor_mode
-void div_Tensor_mode(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, const at::Tensor & out);
-
-// div.Scalar_mode: the op's arguments
-at::Tensor div_scalar_mode(const LaunchDevice& launch_device, const at::Tensor & self, const at::Scalar & other, ::std::optional<c10::string_view> rounding_mode);
-
-// div_.Scalar_mode: the op's arguments
-at::Tensor & div_scalar_mode_(const LaunchDevice& launch_device, at::Tensor & self, const at::Scalar & other, ::std::optional<c10::string_view> rounding_mode);
-
 // embedding: the op's arguments
 at::Tensor embedding(const LaunchDevice& launch_device, const at::Tensor & weight, const at::Tensor & indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 
@@ -184,15 +175,6 @@ at::Tensor matmul_decomposed(const LaunchDevice& launch_device, const at::Tensor
 // max_pool2d_with_indices_backward, max_pool2d_with_indices_backward.grad_input: ATen's at::meta::structured_max_pool2d_with_indices_backward
 void max_pool2d_with_indices_backward(const LaunchDevice& device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, const at::Tensor & grad_input);
 
-// mse_loss, mse_loss.out: ATen's at::meta::structured_mse_loss
-void mse_loss(const LaunchDevice& device, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & out);
-
-// mse_loss_backward.grad_input: the op's arguments
-at::Tensor & mse_loss_backward(const LaunchDevice& launch_device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & grad_input);
-
-// mse_loss_backward: the op's arguments
-at::Tensor mse_loss_backward(const LaunchDevice& launch_device, const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction);
-
 // multinomial: the op's arguments
 at::Tensor multinomial(const LaunchDevice& launch_device, const at::Tensor & self, int64_t num_samples, bool replacement, ::std::optional<at::Generator> generator);
 
@@ -274,15 +256,6 @@ void replication_pad3d(const LaunchDevice& device, const at::Tensor & self, at::
 // replication_pad3d_backward: the op's arguments
 at::Tensor replication_pad3d_backward(const LaunchDevice& launch_device, const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef padding);
 
-// sort.values: the op's arguments
-::std::tuple<at::Tensor &,at::Tensor &> sort(const LaunchDevice& launch_device, const at::Tensor & self, int64_t dim, bool descending, at::Tensor & values, at::Tensor & indices);
-
-// sort: the op's arguments
-::std::tuple<at::Tensor,at::Tensor> sort(const LaunchDevice& launch_device, const at::Tensor & self, int64_t dim, bool descending);
-
-// sort.stable, sort.values_stable: ATen's at::meta::structured_sort_stable
-void sort_stable(const LaunchDevice& device, const at::Tensor & self, ::std::optional<bool> stable, int64_t dim, bool descending, const at::Tensor & values, const at::Tensor & indices);
-
 // stack.out: the op's arguments
 at::Tensor & stack(const LaunchDevice& launch_device, at::TensorList tensors, int64_t dim, at::Tensor & out);
 
@@ -294,9 +267,6 @@ at::Tensor std_correction(const LaunchDevice& launch_device, const at::Tensor & 
 
 // std_mean.correction: the op's arguments
 ::std::tuple<at::Tensor,at::Tensor> std_mean_correction(const LaunchDevice& launch_device, const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim);
-
-// topk, topk.values: ATen's at::meta::structured_topk
-void topk(const LaunchDevice& device, const at::Tensor & self, int64_t k, int64_t dim, bool largest, bool sorted, const at::Tensor & values, const at::Tensor & indices);
 
 // _transformer_encoder_layer_fwd: the op's arguments
 at::Tensor transformer_encoder_layer_fwd(const LaunchDevice& launch_device, const at::Tensor & src, int64_t embed_dim, int64_t num_heads, const at::Tensor & qkv_weight, const at::Tensor & qkv_bias, const at::Tensor & proj_weight, const at::Tensor & proj_bias, bool use_gelu, bool norm_first, double eps, const at::Tensor & norm_weight_1, const at::Tensor & norm_bias_1, const at::Tensor & norm_weight_2, const at::Tensor & norm_bias_2, const at::Tensor & ffn_weight_1, const at::Tensor & ffn_bias_1, const at::Tensor & ffn_weight_2, const at::Tensor & ffn_bias_2, const ::std::optional<at::Tensor> & mask, ::std::optional<int64_t> mask_type);
@@ -324,48 +294,6 @@ at::Tensor & uniform_(const LaunchDevice& launch_device, at::Tensor & self, doub
 
 // _amp_update_scale_: the op's arguments
 at::Tensor & update_scale(const LaunchDevice& launch_device, at::Tensor & self, at::Tensor & growth_tracker, const at::Tensor & found_inf, double scale_growth_factor, double scale_backoff_factor, int64_t growth_interval);
-
-// upsample_bicubic2d: ATen's at::meta::structured_upsample_bicubic2d
-void upsample_bicubic2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// upsample_bicubic2d_backward: ATen's at::meta::structured_upsample_bicubic2d_backward
-void upsample_bicubic2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
-
-// upsample_bilinear2d: ATen's at::meta::structured_upsample_bilinear2d
-void upsample_bilinear2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// upsample_bilinear2d_backward: ATen's at::meta::structured_upsample_bilinear2d_backward
-void upsample_bilinear2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
-
-// upsample_nearest2d: ATen's at::meta::structured_upsample_nearest2d
-void upsample_nearest2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// upsample_nearest2d_backward: ATen's at::meta::structured_upsample_nearest2d_backward
-void upsample_nearest2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
-
-// upsample_nearest3d: ATen's at::meta::structured_upsample_nearest3d
-void upsample_nearest3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// upsample_nearest3d_backward: ATen's at::meta::structured_upsample_nearest3d_backward
-void upsample_nearest3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
-
-// _upsample_nearest_exact2d: ATen's at::meta::structured__upsample_nearest_exact2d
-void upsample_nearest_exact2d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// _upsample_nearest_exact2d_backward: ATen's at::meta::structured__upsample_nearest_exact2d_backward
-void upsample_nearest_exact2d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
-
-// _upsample_nearest_exact3d: ATen's at::meta::structured__upsample_nearest_exact3d
-void upsample_nearest_exact3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// _upsample_nearest_exact3d_backward: ATen's at::meta::structured__upsample_nearest_exact3d_backward
-void upsample_nearest_exact3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
-
-// upsample_trilinear3d: ATen's at::meta::structured_upsample_trilinear3d
-void upsample_trilinear3d(const LaunchDevice& device, const at::Tensor & self, at::ArrayRef<int64_t> output_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & out);
-
-// upsample_trilinear3d_backward: ATen's at::meta::structured_upsample_trilinear3d_backward
-void upsample_trilinear3d_backward(const LaunchDevice& device, const at::Tensor & grad_output, at::ArrayRef<int64_t> output_size, at::ArrayRef<int64_t> input_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, const at::Tensor & grad_input);
 
 // var.correction: the op's arguments
 at::Tensor var_correction(const LaunchDevice& launch_device, const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim);

@@ -74,8 +74,41 @@ Code string_code(const char* op, const char* arg, std::string_view value,
   TORCH_CHECK(false, op, ": ", arg, " argument must be ", accepted, ", not '", value, "'");
 }
 
+// A `str?` argument: None has a code of its own (div's rounding_mode: None -> 0).
+template <typename Code>
+Code string_code(const char* op, const char* arg, std::optional<std::string_view> value, Code absent,
+                 std::initializer_list<std::pair<std::string_view, Code>> codes, const char* accepted) {
+  return value.has_value() ? string_code(op, arg, *value, codes, accepted) : absent;
+}
+
+// ACLNN's sort and topk take 1 dim or more: a 0-dim tensor as its 1-element view.
+inline at::Tensor at_least_1d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
+
+// An operand in the dtype of `like`: some operators take all their tensors in
+// one dtype (aclnnMseLoss), ATen computes mixed ones in the promoted dtype.
+inline at::Tensor as_dtype_of(const at::Tensor& t, const at::Tensor& like) {
+  return t.scalar_type() == like.scalar_type() ? t : t.to(like.scalar_type());
+}
+
 inline std::vector<at::Tensor> tensor_vector(const at::ITensorListRef& tensors) {
   return std::vector<at::Tensor>(tensors.begin(), tensors.end());
+}
+
+// ---- the empty-tensor policy -----------------------------------------------
+
+// Whether a launch has nothing to write: every tensor it writes holds no
+// element (an output not allocated, passed as nullptr, counts as empty).
+// The generated wrappers then make no launch: many ACLNN operators reject
+// empty tensors, and an empty result needs no kernel.
+inline bool holds_nothing(const at::Tensor& t) { return !t.defined() || t.numel() == 0; }
+
+inline bool holds_nothing(at::TensorList tensors) {
+  return std::all_of(tensors.begin(), tensors.end(), [](const at::Tensor& t) { return holds_nothing(t); });
+}
+
+template <typename... Written>
+bool nothing_to_write(const Written&... written) {
+  return (holds_nothing(written) && ...);
 }
 
 // ---- sizes ---------------------------------------------------------------

@@ -112,6 +112,10 @@
 #include "flagos/aclnn/aclnnSoftmaxBackward.h"
 #include "flagos/aclnn/aclnnTan.h"
 #include "flagos/aclnn/aclnnThresholdBackward.h"
+#include "flagos/aclnn/aclnnUpsampleBicubic2dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleNearest3d.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact2dBackward.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact3dBackward.h"
 
 namespace {
 
@@ -152,6 +156,7 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   flagos::StructuredFunctional<at::meta::structured__log_softmax, 1> op(launch_device);
   op.meta(self, dim, half_to_float);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSoftmax, self, dim, out);
   return std::move(out);
 }
@@ -180,6 +185,7 @@ at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const 
   flagos::StructuredFunctional<at::meta::structured__softmax_backward_data, 1> op(launch_device);
   op.meta(grad_output, output, dim, input_dtype);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftmaxBackward, grad_output, output, dim, out);
   return std::move(out);
 }
@@ -193,8 +199,10 @@ at::Tensor wrapper__upsample_nearest_exact2d_backward(const at::Tensor & grad_ou
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured__upsample_nearest_exact2d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w);
-  flagos::impl::upsample_nearest_exact2d_backward(launch_device, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearestExact2dBackward, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
+  return std::move(out);
 }
 
 // _upsample_nearest_exact3d_backward: _upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
@@ -206,8 +214,10 @@ at::Tensor wrapper__upsample_nearest_exact3d_backward(const at::Tensor & grad_ou
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured__upsample_nearest_exact3d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_d, scales_h, scales_w);
-  flagos::impl::upsample_nearest_exact3d_backward(launch_device, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_d, scales_h, scales_w, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearestExact3dBackward, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_d.value_or(double{0.0}), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
+  return std::move(out);
 }
 
 // acos: acos(Tensor self) -> Tensor
@@ -220,6 +230,7 @@ at::Tensor wrapper_acos(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_acos, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAcos, self, out);
   return std::move(out);
 }
@@ -238,6 +249,7 @@ at::Tensor & wrapper_addcdiv_out(const at::Tensor & self, const at::Tensor & ten
   flagos::StructuredOut<at::meta::structured_addcdiv, 1> op(out);
   op.meta(self, tensor1, tensor2, value);
   op.check_written({{"self", self}, {"tensor1", tensor1}, {"tensor2", tensor2}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcdiv, self, tensor1, tensor2, value, out);
   return out;
 }
@@ -256,6 +268,7 @@ at::Tensor wrapper_addmv(const at::Tensor & self, const at::Tensor & mat, const 
   flagos::StructuredFunctional<at::meta::structured_addmv, 1> op(launch_device);
   op.meta(self, mat, vec, beta, alpha);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmv, self, mat, vec, alpha, beta, out, int8_t{0});
   return std::move(out);
 }
@@ -273,6 +286,7 @@ at::Tensor wrapper_addr(const at::Tensor & self, const at::Tensor & vec1, const 
     return wrapper_addr(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(vec1, launch_device), flagos::gen::on_launch_device(vec2, launch_device), beta, alpha);
   }
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::outer_sizes(vec1, vec2), flagos::gen::result_type3(self, vec1, vec2));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddr, self, vec1, vec2, beta, alpha, out);
   return out;
 }
@@ -291,6 +305,7 @@ at::Tensor & wrapper_addr_out(const at::Tensor & self, const at::Tensor & vec1, 
     return wrapper_addr_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(vec1, launch_device), flagos::gen::on_launch_device(vec2, launch_device), beta, alpha, out);
   }
   at::native::resize_output(out, flagos::gen::outer_sizes(vec1, vec2));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddr, self, vec1, vec2, beta, alpha, out);
   return out;
 }
@@ -305,6 +320,7 @@ at::Tensor wrapper_all(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_all, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAll, self, flagos::gen::reduction_dims(at::OptionalIntArrayRef(), self), false, out);
   return std::move(out);
 }
@@ -323,6 +339,7 @@ at::Tensor & wrapper_atan_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_atan, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan, self, out);
   return out;
 }
@@ -351,6 +368,7 @@ at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at
   flagos::StructuredOut<at::meta::structured_clamp, 1> op(out);
   op.meta(self, (min.has_value() ? at::OptionalScalarRef(&(min.value())) : at::OptionalScalarRef()), (max.has_value() ? at::OptionalScalarRef(&(max.value())) : at::OptionalScalarRef()));
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClamp, self, min, max, out);
   return out;
 }
@@ -369,6 +387,7 @@ at::Tensor & wrapper_clamp_min_out(const at::Tensor & self, const at::Scalar & m
   flagos::StructuredOut<at::meta::structured_clamp_min, 1> op(out);
   op.meta(self, min);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, out);
   return out;
 }
@@ -383,6 +402,7 @@ at::Tensor wrapper_cumprod(const at::Tensor & self, int64_t dim, ::std::optional
   flagos::StructuredFunctional<at::meta::structured_cumprod, 1> op(launch_device);
   op.meta(self, dim, dtype);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCumprod, self, dim, out.scalar_type(), out);
   return std::move(out);
 }
@@ -401,6 +421,7 @@ at::Tensor & wrapper_cumsum_out(const at::Tensor & self, int64_t dim, ::std::opt
   flagos::StructuredOut<at::meta::structured_cumsum, 1> op(out);
   op.meta(self, dim, dtype);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCumsum, self, dim, out.scalar_type(), out);
   return out;
 }
@@ -419,6 +440,7 @@ at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, 
   flagos::StructuredOut<at::meta::structured_div_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivs, self, flagos::gen::wrapped_value(other), out);
@@ -442,6 +464,7 @@ at::Tensor wrapper_eq_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_eq_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEqScalar, self, flagos::gen::wrapped_value(other), out);
@@ -465,6 +488,7 @@ at::Tensor & wrapper_erf_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_erf, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnErf, self, out);
   return out;
 }
@@ -483,6 +507,7 @@ at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_exp, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, out);
   return out;
 }
@@ -496,6 +521,7 @@ at::Tensor wrapper_eye(c10::SymInt n, ::std::optional<at::ScalarType> dtype, ::s
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check::eye(n, dtype, layout, device, pin_memory);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matrix_sizes(n, n), dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnEye, n.expect_int(), n.expect_int(), out);
   return out;
 }
@@ -514,6 +540,7 @@ at::Tensor & wrapper_gelu_out(const at::Tensor & self, c10::string_view approxim
   flagos::StructuredOut<at::meta::structured_gelu, 1> op(out);
   op.meta(self, approximate);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu.out", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), out);
   return out;
 }
@@ -532,6 +559,7 @@ at::Tensor wrapper_gt_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_gt_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGtScalar, self, flagos::gen::wrapped_value(other), out);
@@ -555,6 +583,7 @@ at::Tensor & wrapper_index_add_(at::Tensor & self, int64_t dim, const at::Tensor
   flagos::StructuredInplace<at::meta::structured_index_add> op(self);
   op.meta(self, dim, index, source, alpha);
   op.check_written({{"index", index}, {"source", source}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   if ((index.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, self, self);
     return self;
@@ -577,6 +606,7 @@ at::Tensor & wrapper_index_copy_(at::Tensor & self, int64_t dim, const at::Tenso
   flagos::StructuredInplace<at::meta::structured_index_copy> op(self);
   op.meta(self, dim, index, source);
   op.check_written({{"index", index}, {"source", source}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   if ((index.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, self, self);
     return self;
@@ -608,6 +638,7 @@ at::Tensor wrapper_isneginf(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_isneginf, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (!at::isFloatingType(self.scalar_type())) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return std::move(out);
@@ -630,6 +661,7 @@ at::Tensor wrapper_le_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_le_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -653,6 +685,7 @@ at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor &
   flagos::StructuredOut<at::meta::structured_lerp_Scalar, 1> op(out);
   op.meta(self, end, weight);
   op.check_written({{"self", self}, {"end", end}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerps, self, end, weight, out);
   return out;
 }
@@ -671,6 +704,7 @@ at::Tensor & wrapper_lerp_Tensor_out(const at::Tensor & self, const at::Tensor &
   flagos::StructuredOut<at::meta::structured_lerp_Tensor, 1> op(out);
   op.meta(self, end, weight);
   op.check_written({{"self", self}, {"end", end}, {"weight", weight}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerp, self, end, weight, out);
   return out;
 }
@@ -689,6 +723,7 @@ at::Tensor & wrapper_lerp__Scalar(at::Tensor & self, const at::Tensor & end, con
   flagos::StructuredInplace<at::meta::structured_lerp_Scalar> op(self);
   op.meta(self, end, weight);
   op.check_written({{"end", end}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerps, self, end, weight, self);
   return self;
 }
@@ -703,6 +738,7 @@ at::Tensor wrapper_linalg_vector_norm(const at::Tensor & self, const at::Scalar 
   flagos::StructuredFunctional<at::meta::structured_linalg_vector_norm, 1> op(launch_device);
   op.meta(self, ord, dim, keepdim, dtype);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLinalgVectorNorm, self, ord, flagos::gen::reduction_dims(dim, self), keepdim, out.scalar_type(), out);
   return std::move(out);
 }
@@ -717,6 +753,7 @@ at::Tensor wrapper_log(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_log, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog, self, out);
   return std::move(out);
 }
@@ -731,6 +768,7 @@ at::Tensor & wrapper_log_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_log> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog, self, self);
   return self;
 }
@@ -749,6 +787,7 @@ at::Tensor & wrapper_logical_and_out(const at::Tensor & self, const at::Tensor &
     return wrapper_logical_and_out(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
   at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalAnd, self, other, out);
   return out;
 }
@@ -763,6 +802,7 @@ at::Tensor wrapper_lt_Scalar(const at::Tensor & self, const at::Scalar & other) 
   flagos::StructuredFunctional<at::meta::structured_lt_Scalar, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLtScalar, self, other, out);
   return std::move(out);
 }
@@ -790,6 +830,7 @@ at::Tensor & wrapper_masked_fill__Tensor(at::Tensor & self, const at::Tensor & m
   at::Tensor grad_input = (output_mask[0]) ? flagos::empty_on(launch_device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = (output_mask[1]) ? flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight.value_or(input).scalar_type()) : at::Tensor();
   at::Tensor grad_bias = (output_mask[2]) ? flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(normalized_shape), bias.value_or(input).scalar_type()) : at::Tensor();
+  if (flagos::gen::nothing_to_write(grad_input, grad_weight, grad_bias)) return {grad_input, grad_weight, grad_bias};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLayerNormBackward, grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask, grad_input, grad_weight, grad_bias);
   return {grad_input, grad_weight, grad_bias};
 }
@@ -802,6 +843,7 @@ at::Tensor wrapper_ones(c10::SymIntArrayRef size, ::std::optional<at::ScalarType
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, at::Scalar(int64_t{1}));
   return out;
 }
@@ -820,6 +862,7 @@ at::Tensor & wrapper_polar_out(const at::Tensor & abs, const at::Tensor & angle,
     return wrapper_polar_out(flagos::gen::on_launch_device(abs, launch_device), flagos::gen::on_launch_device(angle, launch_device), out);
   }
   at::native::resize_output(out, at::infer_size_dimvector(abs.sizes(), angle.sizes()));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPolar, abs, angle, out);
   return out;
 }
@@ -834,6 +877,7 @@ at::Tensor wrapper_prod_dim_int(const at::Tensor & self, int64_t dim, bool keepd
   flagos::StructuredFunctional<at::meta::structured_prod_dim_int, 1> op(launch_device);
   op.meta(self, dim, keepdim, dtype);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnProdDim, self, dim, keepdim, out.scalar_type(), out);
   return std::move(out);
 }
@@ -890,6 +934,7 @@ at::Tensor & wrapper_relu_(at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check_written(self, {});
   flagos::check::relu(self);
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceRelu, self);
   return self;
 }
@@ -904,6 +949,7 @@ at::Tensor & wrapper_remainder__Tensor(at::Tensor & self, const at::Tensor & oth
   flagos::StructuredInplace<at::meta::structured_remainder_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRemainderTensorScalar, self, flagos::gen::wrapped_value(other), self);
@@ -940,6 +986,7 @@ at::Tensor & wrapper_round_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_round, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRound, self, out);
   return out;
 }
@@ -954,6 +1001,7 @@ at::Tensor & wrapper_round_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_round> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnRound, self, self);
   return self;
 }
@@ -972,6 +1020,7 @@ at::Tensor wrapper_scatter_value(const at::Tensor & self, int64_t dim, const at:
   flagos::StructuredFunctional<at::meta::structured_scatter_value, 1> op(launch_device);
   op.meta(self, dim, index, value);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnScatterValue, self, at::maybe_wrap_dim(dim, self.dim()), index, value, int64_t{0}, out);
   return std::move(out);
 }
@@ -990,6 +1039,7 @@ at::Tensor & wrapper_scatter_add_(at::Tensor & self, int64_t dim, const at::Tens
   flagos::StructuredInplace<at::meta::structured_scatter_add> op(self);
   op.meta(self, dim, index, src);
   op.check_written({{"index", index}, {"src", src}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceScatter, self, at::maybe_wrap_dim(dim, self.dim()), index, src, int64_t{1});
   return self;
 }
@@ -1004,6 +1054,7 @@ at::Tensor wrapper_sigmoid(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_sigmoid, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSigmoid, self, out);
   return std::move(out);
 }
@@ -1018,6 +1069,7 @@ at::Tensor wrapper_silu(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_silu, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSilu, self, out);
   return std::move(out);
 }
@@ -1032,6 +1084,7 @@ at::Tensor & wrapper_silu_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_silu> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSilu, self, self);
   return self;
 }
@@ -1046,6 +1099,7 @@ at::Tensor & wrapper_sin_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_sin> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSin, self, self);
   return self;
 }
@@ -1060,6 +1114,7 @@ at::Tensor wrapper_tan(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_tan, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTan, self, out);
   return std::move(out);
 }
@@ -1078,6 +1133,7 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   flagos::StructuredOut<at::meta::structured_threshold_backward, 1> op(grad_input);
   op.meta(grad_output, self, threshold);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnThresholdBackward, grad_output, self, threshold, grad_input);
   return grad_input;
 }
@@ -1101,8 +1157,10 @@ at::Tensor wrapper_upsample_bicubic2d_backward(const at::Tensor & grad_output, c
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_upsample_bicubic2d_backward, 1> op(launch_device);
   op.meta(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w);
-  flagos::impl::upsample_bicubic2d_backward(launch_device, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleBicubic2dBackward, grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
+  return std::move(out);
 }
 
 // upsample_nearest3d: upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
@@ -1114,8 +1172,10 @@ at::Tensor wrapper_upsample_nearest3d(const at::Tensor & self, c10::SymIntArrayR
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_upsample_nearest3d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_d, scales_h, scales_w);
-  flagos::impl::upsample_nearest3d(launch_device, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_d, scales_h, scales_w, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearest3d, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_d.value_or(double{0.0}), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
+  return std::move(out);
 }
 
 // where.self: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -1131,6 +1191,7 @@ at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & s
     return wrapper_where_self(flagos::gen::on_launch_device(condition, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device));
   }
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::broadcast3_sizes(condition, self, other), at::native::result_type(self, other));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSWhere, condition, self, other, out);
   return out;
 }

@@ -81,6 +81,8 @@
 #include "flagos/aclnn/aclnnCeil.h"
 #include "flagos/aclnn/aclnnClampMin.h"
 #include "flagos/aclnn/aclnnClampTensor.h"
+#include "flagos/aclnn/aclnnDivMod.h"
+#include "flagos/aclnn/aclnnDivMods.h"
 #include "flagos/aclnn/aclnnDot.h"
 #include "flagos/aclnn/aclnnExp.h"
 #include "flagos/aclnn/aclnnExp2.h"
@@ -106,6 +108,7 @@
 #include "flagos/aclnn/aclnnMinDim.h"
 #include "flagos/aclnn/aclnnMish.h"
 #include "flagos/aclnn/aclnnMm.h"
+#include "flagos/aclnn/aclnnMseLoss.h"
 #include "flagos/aclnn/aclnnMul.h"
 #include "flagos/aclnn/aclnnMuls.h"
 #include "flagos/aclnn/aclnnNeScalar.h"
@@ -114,12 +117,14 @@
 #include "flagos/aclnn/aclnnSiluBackward.h"
 #include "flagos/aclnn/aclnnSinh.h"
 #include "flagos/aclnn/aclnnSoftplus.h"
+#include "flagos/aclnn/aclnnSort.h"
 #include "flagos/aclnn/aclnnSub.h"
 #include "flagos/aclnn/aclnnSubs.h"
 #include "flagos/aclnn/aclnnTanh.h"
 #include "flagos/aclnn/aclnnTanhBackward.h"
 #include "flagos/aclnn/aclnnThresholdBackward.h"
 #include "flagos/aclnn/aclnnTrunc.h"
+#include "flagos/aclnn/aclnnUpsampleNearestExact2d.h"
 
 namespace {
 
@@ -189,8 +194,10 @@ at::Tensor wrapper__upsample_nearest_exact2d(const at::Tensor & self, c10::SymIn
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured__upsample_nearest_exact2d, 1> op(launch_device);
   op.meta(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w);
-  flagos::impl::upsample_nearest_exact2d(launch_device, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnUpsampleNearestExact2d, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h.value_or(double{0.0}), scales_w.value_or(double{0.0}), out);
+  return std::move(out);
 }
 
 // abs.out: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -207,6 +214,7 @@ at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
     return wrapper_abs_out(flagos::gen::on_launch_device(self, launch_device), out);
   }
   at::native::resize_output(out, self.sizes());
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAbs, self, out);
   return out;
 }
@@ -225,6 +233,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
   flagos::StructuredFunctional<at::meta::structured_add_Tensor, 1> op(launch_device);
   op.meta(self, other, alpha);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAdds, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -248,6 +257,7 @@ at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, con
   flagos::StructuredInplace<at::meta::structured_addcdiv> op(self);
   op.meta(self, tensor1, tensor2, value);
   op.check_written({{"tensor1", tensor1}, {"tensor2", tensor2}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddcdiv, self, tensor1, tensor2, value, self);
   return self;
 }
@@ -266,6 +276,7 @@ at::Tensor & wrapper_addmv_out(const at::Tensor & self, const at::Tensor & mat, 
   flagos::StructuredOut<at::meta::structured_addmv, 1> op(out);
   op.meta(self, mat, vec, beta, alpha);
   op.check_written({{"self", self}, {"mat", mat}, {"vec", vec}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmv, self, mat, vec, alpha, beta, out, int8_t{0});
   return out;
 }
@@ -284,6 +295,7 @@ at::Tensor & wrapper_addmv_(at::Tensor & self, const at::Tensor & mat, const at:
   flagos::StructuredInplace<at::meta::structured_addmv> op(self);
   op.meta(self, mat, vec, beta, alpha);
   op.check_written({{"mat", mat}, {"vec", vec}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmv, self, mat, vec, alpha, beta, self, int8_t{0});
   return self;
 }
@@ -298,6 +310,7 @@ at::Tensor wrapper_amax(const at::Tensor & self, at::IntArrayRef dim, bool keepd
   flagos::StructuredFunctional<at::meta::structured_amax, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAmax, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -312,6 +325,7 @@ at::Tensor wrapper_any_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
   flagos::StructuredFunctional<at::meta::structured_any_dim, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAny, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -326,6 +340,7 @@ at::Tensor wrapper_any_dims(const at::Tensor & self, at::OptionalIntArrayRef dim
   flagos::StructuredFunctional<at::meta::structured_any_dims, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAny, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return std::move(out);
 }
@@ -338,6 +353,7 @@ at::Tensor wrapper_arange_start_step(const at::Scalar & start, const at::Scalar 
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::arange_sizes(start, end, step, dtype.value_or(flagos::gen::arange_type(start, end, step))), dtype.value_or(flagos::gen::arange_type(start, end, step)));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArange, start, end, step, out);
   return out;
 }
@@ -352,6 +368,7 @@ at::Tensor wrapper_argmin(const at::Tensor & self, ::std::optional<int64_t> dim,
   flagos::StructuredFunctional<at::meta::structured_argmin, 1> op(launch_device);
   op.meta(self, dim, keepdim);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnArgMin, flagos::gen::flat_if_none(self, dim), dim.value_or(int64_t{0}), (keepdim || !dim.has_value()), flagos::gen::flat_if_none(out, dim));
   return std::move(out);
 }
@@ -366,6 +383,7 @@ at::Tensor & wrapper_asin_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_asin> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAsin, self, self);
   return self;
 }
@@ -380,6 +398,7 @@ at::Tensor wrapper_atan(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_atan, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan, self, out);
   return std::move(out);
 }
@@ -398,6 +417,7 @@ at::Tensor & wrapper_atan2_(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_atan2> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAtan2, self, other, self);
   return self;
 }
@@ -412,6 +432,7 @@ at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_si
   flagos::StructuredFunctional<at::meta::structured_avg_pool2d, 1> op(launch_device);
   op.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if ((self.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return std::move(out);
@@ -444,6 +465,7 @@ at::Tensor wrapper_bitwise_and_Tensor(const at::Tensor & self, const at::Tensor 
   flagos::StructuredFunctional<at::meta::structured_bitwise_and_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnBitwiseAndScalar, self, flagos::gen::wrapped_value(other), out);
@@ -463,6 +485,7 @@ at::Tensor wrapper_ceil(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_ceil, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnCeil, self, out);
   return std::move(out);
 }
@@ -481,6 +504,7 @@ at::Tensor wrapper_clamp_Tensor(const at::Tensor & self, const ::std::optional<a
   flagos::StructuredFunctional<at::meta::structured_clamp_Tensor, 1> op(launch_device);
   op.meta(self, ((min.has_value() && (*min).defined()) ? at::OptionalTensorRef(*min) : at::OptionalTensorRef()), ((max.has_value() && (*max).defined()) ? at::OptionalTensorRef(*max) : at::OptionalTensorRef()));
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampTensor, self, min, max, out);
   return std::move(out);
 }
@@ -495,6 +519,7 @@ at::Tensor wrapper_clamp_min(const at::Tensor & self, const at::Scalar & min) {
   flagos::StructuredFunctional<at::meta::structured_clamp_min, 1> op(launch_device);
   op.meta(self, min);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, out);
   return std::move(out);
 }
@@ -509,6 +534,7 @@ at::Tensor & wrapper_clamp_min_(at::Tensor & self, const at::Scalar & min) {
   flagos::StructuredInplace<at::meta::structured_clamp_min> op(self);
   op.meta(self, min);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnClampMin, self, min, self);
   return self;
 }
@@ -520,10 +546,21 @@ at::Tensor wrapper_div_Tensor_mode(const at::Tensor & self, const at::Tensor & o
   flagos::check_same_device("div.Tensor_mode", {{"self", self}, {"other", other}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, other);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_div_Tensor_mode(flagos::gen::on_launch_device(self, launch_device), other, rounding_mode);
+  }
   flagos::StructuredFunctional<at::meta::structured_div_Tensor_mode, 1> op(launch_device);
   op.meta(self, other, rounding_mode);
-  flagos::impl::div_Tensor_mode(launch_device, self, other, rounding_mode, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  if (flagos::is_cpu_scalar(other)) {
+    // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
+    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivMods, self, flagos::gen::wrapped_value(other), flagos::gen::string_code<int64_t>("div.Tensor_mode", "rounding_mode", rounding_mode, int64_t{0}, {{"trunc", int64_t{1}}, {"floor", int64_t{2}}}, "one of trunc, floor, None"), out);
+    return std::move(out);
+  }
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDivMod, self, other, flagos::gen::string_code<int64_t>("div.Tensor_mode", "rounding_mode", rounding_mode, int64_t{0}, {{"trunc", int64_t{1}}, {"floor", int64_t{2}}}, "one of trunc, floor, None"), out);
+  return std::move(out);
 }
 
 // dot: dot(Tensor self, Tensor tensor) -> Tensor
@@ -539,6 +576,7 @@ at::Tensor wrapper_dot(const at::Tensor & self, const at::Tensor & tensor) {
     return wrapper_dot(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(tensor, launch_device));
   }
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matmul_sizes(self, tensor), self.scalar_type());
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDot, self, tensor, out);
   return out;
 }
@@ -563,6 +601,7 @@ at::Tensor wrapper_exp(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_exp, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp, self, out);
   return std::move(out);
 }
@@ -581,6 +620,7 @@ at::Tensor & wrapper_exp2_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_exp2, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExp2, self, out);
   return out;
 }
@@ -595,6 +635,7 @@ at::Tensor wrapper_expm1(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_expm1, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnExpm1, self, out);
   return std::move(out);
 }
@@ -609,6 +650,7 @@ at::Tensor & wrapper_floor_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_floor> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloor, self, self);
   return self;
 }
@@ -627,6 +669,7 @@ at::Tensor & wrapper_floor_divide_out(const at::Tensor & self, const at::Tensor 
     return wrapper_floor_divide_out(flagos::gen::on_launch_device(self, launch_device), other, out);
   }
   at::native::resize_output(out, at::infer_size_dimvector(self.sizes(), other.sizes()));
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFloorDivides, self, flagos::gen::wrapped_value(other), out);
@@ -650,6 +693,7 @@ at::Tensor wrapper_fmod_Tensor(const at::Tensor & self, const at::Tensor & other
   flagos::StructuredFunctional<at::meta::structured_fmod_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), out);
@@ -669,6 +713,7 @@ at::Tensor & wrapper_fmod__Tensor(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_fmod_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnFmodScalar, self, flagos::gen::wrapped_value(other), self);
@@ -692,6 +737,7 @@ at::Tensor wrapper_gather(const at::Tensor & self, int64_t dim, const at::Tensor
   flagos::StructuredFunctional<at::meta::structured_gather, 1> op(launch_device);
   op.meta(self, dim, index, sparse_grad);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGather, self, at::maybe_wrap_dim(dim, self.dim()), index, out);
   return std::move(out);
 }
@@ -706,6 +752,7 @@ at::Tensor & wrapper_gelu_(at::Tensor & self, c10::string_view approximate) {
   flagos::StructuredInplace<at::meta::structured_gelu> op(self);
   op.meta(self, approximate);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnGeluV2, self, flagos::gen::string_code<int64_t>("gelu_", "approximate", approximate, {{"none", int64_t{0}}, {"tanh", int64_t{1}}}, "either none or tanh"), self);
   return self;
 }
@@ -724,6 +771,7 @@ at::Tensor & wrapper_index_add_out(const at::Tensor & self, int64_t dim, const a
   flagos::StructuredOut<at::meta::structured_index_add, 1> op(out);
   op.meta(self, dim, index, source, alpha);
   op.check_written({{"self", self}, {"index", index}, {"source", source}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   if ((index.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
     return out;
@@ -746,6 +794,7 @@ at::Tensor wrapper_index_copy(const at::Tensor & self, int64_t dim, const at::Te
   flagos::StructuredFunctional<at::meta::structured_index_copy, 1> op(launch_device);
   op.meta(self, dim, index, source);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if ((index.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
     return std::move(out);
@@ -768,6 +817,7 @@ at::Tensor & wrapper_index_copy_out(const at::Tensor & self, int64_t dim, const 
   flagos::StructuredOut<at::meta::structured_index_copy, 1> op(out);
   op.meta(self, dim, index, source);
   op.check_written({{"self", self}, {"index", index}, {"source", source}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   if ((index.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceCopy, out, self);
     return out;
@@ -804,6 +854,7 @@ at::Tensor wrapper_isposinf(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_isposinf, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (!at::isFloatingType(self.scalar_type())) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return std::move(out);
@@ -826,6 +877,7 @@ at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, 
   flagos::StructuredFunctional<at::meta::structured_lerp_Scalar, 1> op(launch_device);
   op.meta(self, end, weight);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLerps, self, end, weight, out);
   return std::move(out);
 }
@@ -840,6 +892,7 @@ at::Tensor wrapper_log1p(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_log1p, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, out);
   return std::move(out);
 }
@@ -858,6 +911,7 @@ at::Tensor & wrapper_log1p_out(const at::Tensor & self, at::Tensor & out) {
   flagos::StructuredOut<at::meta::structured_log1p, 1> op(out);
   op.meta(self);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog1p, self, out);
   return out;
 }
@@ -872,6 +926,7 @@ at::Tensor & wrapper_log2_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_log2> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLog2, self, self);
   return self;
 }
@@ -890,6 +945,7 @@ at::Tensor & wrapper_logical_not_out(const at::Tensor & self, at::Tensor & out) 
     return wrapper_logical_not_out(flagos::gen::on_launch_device(self, launch_device), out);
   }
   at::native::resize_output(out, self.sizes());
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogicalNot, self, out);
   return out;
 }
@@ -902,6 +958,7 @@ at::Tensor wrapper_logsumexp(const at::Tensor & self, at::IntArrayRef dim, bool 
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::reduced_sizes(self, dim, keepdim), flagos::gen::to_float(self.scalar_type()));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLogSumExp, self, flagos::gen::reduction_dims(dim, self), keepdim, out);
   return out;
 }
@@ -925,6 +982,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::check::max_all(self);
   at::Tensor out = flagos::empty_on(launch_device, at::IntArrayRef{}, self.scalar_type());
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMax, self, out);
   return out;
 }
@@ -943,6 +1001,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
   flagos::StructuredOut<at::meta::structured_min_dim, 2> op(min, min_indices);
   op.meta(self, dim, keepdim);
   op.check_written({{"self", self}});
+  if (flagos::gen::nothing_to_write(min, min_indices)) return {min, min_indices};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMinDim, self, dim, keepdim, min, min_indices);
   return {min, min_indices};
 }
@@ -957,6 +1016,7 @@ at::Tensor & wrapper_mish_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_mish> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMish, self, self);
   return self;
 }
@@ -976,6 +1036,7 @@ at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at
   op.meta(self, mat2);
   op.check_written({{"self", self}, {"mat2", mat2}});
   flagos::check::mm(self, mat2);
+  if (flagos::gen::nothing_to_write(out)) return out;
   if ((self.numel() == 0)) {
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
     return out;
@@ -991,10 +1052,16 @@ at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, 
   flagos::check_same_device("mse_loss", {{"self", self}, {"target", target}});
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(self, target);
   const flagos::LaunchGuard launch_guard(launch_device);
+  if (flagos::gen::any_cpu_scalar(self, target)) {
+    // ACLNN reads device memory only: copy the CPU 0-dim operand to the launch device.
+    return wrapper_mse_loss(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(target, launch_device), reduction);
+  }
   flagos::StructuredFunctional<at::meta::structured_mse_loss, 1> op(launch_device);
   op.meta(self, target, reduction);
-  flagos::impl::mse_loss(launch_device, self, target, reduction, op.outputs[0]);
-  return std::move(op.outputs[0]);
+  at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMseLoss, flagos::gen::as_dtype_of(self, out), flagos::gen::as_dtype_of(target, out), reduction, out);
+  return std::move(out);
 }
 
 // mul.out: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -1011,6 +1078,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
   flagos::StructuredOut<at::meta::structured_mul_Tensor, 1> op(out);
   op.meta(self, other);
   op.check_written({{"self", self}, {"other", other}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMuls, self, flagos::gen::wrapped_value(other), out);
@@ -1054,6 +1122,7 @@ at::Tensor wrapper_ne_Tensor(const at::Tensor & self, const at::Tensor & other) 
   flagos::StructuredFunctional<at::meta::structured_ne_Tensor, 1> op(launch_device);
   op.meta(self, other);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeScalar, self, flagos::gen::wrapped_value(other), out);
@@ -1083,6 +1152,7 @@ at::Tensor wrapper_pow_Tensor_Scalar(const at::Tensor & self, const at::Scalar &
   flagos::StructuredFunctional<at::meta::structured_pow_Tensor_Scalar, 1> op(launch_device);
   op.meta(self, exponent);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, out);
   return std::move(out);
 }
@@ -1097,6 +1167,7 @@ at::Tensor & wrapper_pow__Scalar(at::Tensor & self, const at::Scalar & exponent)
   flagos::StructuredInplace<at::meta::structured_pow_Tensor_Scalar> op(self);
   op.meta(self, exponent);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnPowTensorScalar, self, exponent, self);
   return self;
 }
@@ -1145,6 +1216,7 @@ at::Tensor & wrapper_silu_backward_grad_input(const at::Tensor & grad_output, co
   flagos::StructuredOut<at::meta::structured_silu_backward, 1> op(grad_input);
   op.meta(grad_output, self);
   op.check_written({{"grad_output", grad_output}, {"self", self}});
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSiluBackward, grad_output, self, grad_input);
   return grad_input;
 }
@@ -1159,6 +1231,7 @@ at::Tensor & wrapper_sinh_(at::Tensor & self) {
   flagos::StructuredInplace<at::meta::structured_sinh> op(self);
   op.meta(self);
   op.check_written({});
+  if (flagos::gen::nothing_to_write(self)) return self;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSinh, self, self);
   return self;
 }
@@ -1173,6 +1246,7 @@ at::Tensor wrapper_softplus(const at::Tensor & self, const at::Scalar & beta, co
   flagos::StructuredFunctional<at::meta::structured_softplus, 1> op(launch_device);
   op.meta(self, beta, threshold);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSoftplus, self, beta, threshold, out);
   return std::move(out);
 }
@@ -1186,8 +1260,11 @@ at::Tensor wrapper_softplus(const at::Tensor & self, const at::Scalar & beta, co
   const flagos::LaunchGuard launch_guard(launch_device);
   flagos::StructuredFunctional<at::meta::structured_sort_stable, 2> op(launch_device);
   op.meta(self, stable, dim, descending);
-  flagos::impl::sort_stable(launch_device, self, stable, dim, descending, op.outputs[0], op.outputs[1]);
-  return {std::move(op.outputs[0]), std::move(op.outputs[1])};
+  at::Tensor& values = op.outputs[0];
+  at::Tensor& indices = op.outputs[1];
+  if (flagos::gen::nothing_to_write(values, indices)) return {std::move(values), std::move(indices)};
+  FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSort, flagos::gen::at_least_1d(self), stable.value_or(false), at::maybe_wrap_dim(dim, self.dim()), descending, flagos::gen::at_least_1d(values), flagos::gen::at_least_1d(indices));
+  return {std::move(values), std::move(indices)};
 }
 
 // sub.out: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -1204,6 +1281,7 @@ at::Tensor & wrapper_sub_out(const at::Tensor & self, const at::Tensor & other, 
   flagos::StructuredOut<at::meta::structured_sub_Tensor, 1> op(out);
   op.meta(self, other, alpha);
   op.check_written({{"self", self}, {"other", other}});
+  if (flagos::gen::nothing_to_write(out)) return out;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSubs, self, flagos::gen::wrapped_value(other), alpha, out);
@@ -1223,6 +1301,7 @@ at::Tensor wrapper_tanh(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_tanh, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanh, self, out);
   return std::move(out);
 }
@@ -1241,6 +1320,7 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
   flagos::StructuredOut<at::meta::structured_tanh_backward, 1> op(grad_input);
   op.meta(grad_output, output);
   op.check_written({{"grad_output", grad_output}, {"output", output}});
+  if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTanhBackward, grad_output, output, grad_input);
   return grad_input;
 }
@@ -1259,6 +1339,7 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
   flagos::StructuredFunctional<at::meta::structured_threshold_backward, 1> op(launch_device);
   op.meta(grad_output, self, threshold);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnThresholdBackward, grad_output, self, threshold, out);
   return std::move(out);
 }
@@ -1282,6 +1363,7 @@ at::Tensor wrapper_trunc(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_trunc, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnTrunc, self, out);
   return std::move(out);
 }

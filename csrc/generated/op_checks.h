@@ -78,6 +78,12 @@ void min_all(const at::Tensor & self);
 // mm, mm.out
 void mm(const at::Tensor & self, const at::Tensor & mat2);
 
+// mse_loss_backward
+void mse_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction);
+
+// mse_loss_backward.grad_input
+void mse_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & grad_input);
+
 // polar.out
 void polar(const at::Tensor & abs, const at::Tensor & angle, at::Tensor & out);
 

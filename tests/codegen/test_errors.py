@@ -33,6 +33,10 @@ GELU = """  launch: aclnnGeluV2(self, approximate, out)
     approximate: {none: 0, tanh: 1}
 """
 
+# div's `str? rounding_mode` reaches aclnnDivMod as an int code; None has one too.
+DIV_MODE = """  enums:
+    rounding_mode: {None: 0, trunc: 1, floor: 2}
+"""
 
 CASES = {
     # name: (file, old, new, needle locating the reported line, op, message fragment)
@@ -116,7 +120,25 @@ CASES = {
         "`approximate` is a string: ACLNN takes it only as one of the values it knows"),
     "enums of an argument that is not a string": (
         "yaml/ops/unary_math.yaml", GELU, GELU.replace("    approximate:", "    self: {a: 0, b: 1}\n    approximate:"),
-        "self: {a: 0, b: 1}", "gelu", "enums: `self` is not a `str` argument of gelu"),
+        "self: {a: 0, b: 1}", "gelu", "enums: `self` is not a `str` or `str?` argument of gelu"),
+    "enums of a str? argument without None": (
+        "yaml/ops/binary.yaml", DIV_MODE, DIV_MODE.replace("None: 0, ", ""), "rounding_mode: {trunc: 1",
+        "div.Tensor_mode", "enums: `rounding_mode` is a `str?`: `None` is the code of its absence, which it needs"),
+    "enums of a str argument with None": (
+        "yaml/ops/unary_math.yaml", GELU, GELU.replace("{none: 0,", "{None: 2, none: 0,"), "approximate: {None",
+        "gelu", "enums: `approximate` is a `str`: `None` is the code of its absence, which it cannot have"),
+    "at_least_1d of a number": (
+        "yaml/ops/sort.yaml", "aclnnSort(at_least_1d(self)", "aclnnSort(at_least_1d(dim)", "aclnnSort(",
+        "sort.stable", "argument 1 of `at_least_1d(dim)` must be a Tensor"),
+    "wrap_dim of a tensor": (
+        "yaml/ops/sort.yaml", "wrap_dim(dim, self), descending", "wrap_dim(self, dim), descending", "aclnnSort(",
+        "sort.stable", "argument 1 of `wrap_dim(self, dim)` must be an int"),
+    "any_given of a tensor": (
+        "yaml/ops/upsample.yaml", "when: any_given(scales_h, scales_w)", "when: any_given(self, scales_w)",
+        "launch: aclnnUpsampleNearest2dV2", "upsample_nearest2d", "argument 1 of `any_given(self, scales_w)` must be an optional float"),
+    "as_dtype_of a number": (
+        "yaml/ops/loss.yaml", "aclnnMseLoss(as_dtype_of(self, out)", "aclnnMseLoss(as_dtype_of(self, reduction)",
+        "aclnnMseLoss(", "mse_loss", "argument 2 of `as_dtype_of(self, reduction)` must be a Tensor"),
     "enums with mixed codes": (
         "yaml/ops/unary_math.yaml", GELU, GELU.replace("tanh: 1", "tanh: tanh"), "approximate: {none: 0",
         "gelu", "the codes of `approximate` must be all integers or all strings"),
@@ -463,6 +485,39 @@ def test_enums_render_codes_and_atens_message(ws):
     assert "int64_t{1}" in code["gelu_"] and "gelu_" in code["gelu_"]
     assert ('string_code<std::string_view>("gelu_backward.grad_input", "approximate", approximate, '
             '{{"none", std::string_view("none")}, {"tanh", std::string_view("tanh")}}') in code["gelu_backward.grad_input"]
+
+
+def test_optional_string_enums_give_none_its_code(ws):
+    """div.Tensor_mode passes rounding_mode's code, 0 when it is None; the string list leaves None out."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
+    code = generate(Paths(ws.root), aten_schemas()).code
+    mode = ('flagos::gen::string_code<int64_t>("div.Tensor_mode", "rounding_mode", rounding_mode, int64_t{0}, '
+            '{{"trunc", int64_t{1}}, {"floor", int64_t{2}}}, "one of trunc, floor, None")')
+    assert f"aclnnDivMod, self, other, {mode}, out);" in code["div.Tensor_mode"]
+    assert f"aclnnInplaceDivMods, self, flagos::gen::wrapped_value(other), {mode.replace('div.Tensor_mode', 'div_.Tensor_mode')});" \
+        in code["div_.Tensor_mode"]
+
+
+def test_argument_transforms_render(ws):
+    """The transforms the sorting, upsampling and loss entries use, as C++."""
+    from codegen.main import generate
+    from codegen.schemas import aten_schemas
+    from codegen.registry import Paths
+
+    code = generate(Paths(ws.root), aten_schemas()).code
+    assert ("aclnnSort, flagos::gen::at_least_1d(self), stable.value_or(false), at::maybe_wrap_dim(dim, self.dim()), "
+            "descending, flagos::gen::at_least_1d(values), flagos::gen::at_least_1d(indices));") in code["sort.stable"]
+    # the empty-tensor test names the outputs, not their views
+    assert "nothing_to_write(values, indices)" in code["sort.values_stable"]
+    nearest = code["upsample_nearest2d"]
+    assert ("  if ((scales_h.has_value() || scales_w.has_value())) {\n    FLAGOS_GUARDED_LAUNCH(launch_device, "
+            "aclnnUpsampleNearest2dV2, self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h.value_or(double{0.0}), "
+            "scales_w.value_or(double{0.0}), out);") in nearest
+    assert "aclnnMseLoss, flagos::gen::as_dtype_of(self, out), flagos::gen::as_dtype_of(target, out)" in code["mse_loss"]
+    assert "as_dtype_of(grad_output, grad_input)" in code["mse_loss_backward.grad_input"]
 
 
 def test_alternate_launch_is_guarded_by_its_condition(ws):

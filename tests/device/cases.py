@@ -104,7 +104,8 @@ def registry_ops() -> tuple[OpSpec, ...]:
     registry = load_registry(Paths(REPO))
     specs = []
     for entry in registry.ops:
-        kernels = {entry.launch.entry} | ({entry.wrapped_number.entry} if entry.wrapped_number else set())
+        kernels = {entry.launch.entry} | ({entry.wrapped_number.entry} if entry.wrapped_number else set()) \
+            | ({entry.alternate.entry} if entry.alternate else set())
         specs.append(OpSpec(entry.op, "generated", entry.shape, entry.policy.guard.value,
                             entry.policy.device_check.value, frozenset(kernels), str(entry.loc)))
     for entry in registry.handwritten:

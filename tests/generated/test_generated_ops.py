@@ -190,6 +190,9 @@ def cases_for(entry) -> list[Case]:
         if shape == "out":
             for case in cases:
                 case.kwargs["out"] = torch.empty(0)
+        if schema.argument("rounding_mode") is not None:  # div's *_mode forms: each mode, None too
+            cases = [Case(f"{case.name}, {mode}", case.args, {**case.kwargs, "rounding_mode": mode})
+                     for case in cases for mode in (None, "trunc", "floor")]
         return cases
     if shape == "tensor_scalar":
         x = _rand(3, 4, positive=positive)

@@ -76,9 +76,11 @@ bool nonNegative(std::initializer_list<double> scales) {
 bool halfOrBFloat16(at::ScalarType type) { return type == at::kHalf || type == at::kBFloat16; }
 at::Tensor widenedToFloat(const at::Tensor& t) { return halfOrBFloat16(t.scalar_type()) ? t.to(at::kFloat) : t; }
 
-// self [N, C, *in] -> out [N, C, *outputSize], with `spatial` = 2 or 3.
-void checkForward(Op& op, const aclTensor* self, const aclIntArray* outputSize, const aclTensor* out,
-                  size_t spatial, bool emptyOk, std::initializer_list<double> scales) {
+// A forward operator's arguments, in its order, and their checks: self [N, C, *in]
+// -> out [N, C, *outputSize], with `spatial` = 2 or 3.
+void forwardArgs(Op& op, const aclTensor* self, const aclIntArray* outputSize, const aclTensor* out, DTypes types,
+                 size_t spatial, bool emptyOk, std::initializer_list<double> scales) {
+  op.arg("self", self, types).arg("outputSize", outputSize).arg("out", out, types);
   const std::vector<int64_t> size = intsOf(outputSize);
   op.require(self == nullptr || self->viewDims.size() == spatial + 2,
              spatial == 2 ? "self must be 4-D (NCHW)" : "self must be 5-D (NCDHW)");
@@ -95,9 +97,14 @@ void checkForward(Op& op, const aclTensor* self, const aclIntArray* outputSize, 
   op.require(emptyOk || !hasZero(self), "self must not be empty");
 }
 
-// gradOut [N, C, *outputSize] -> gradInput inputSize = [N, C, *in].
-void checkBackward(Op& op, const aclTensor* gradOut, const aclIntArray* outputSize, const aclIntArray* inputSize,
-                   const aclTensor* gradInput, size_t spatial, bool emptyOk, std::initializer_list<double> scales) {
+// A backward operator's arguments, in its order, under CANN's names for the
+// gradient and its result, and their checks: gradOut [N, C, *outputSize] ->
+// gradInput inputSize = [N, C, *in].
+void backwardArgs(Op& op, const char* gradOutName, const aclTensor* gradOut, const aclIntArray* outputSize,
+                  const aclIntArray* inputSize, const char* gradInputName, const aclTensor* gradInput, DTypes types,
+                  size_t spatial, bool emptyOk, std::initializer_list<double> scales) {
+  op.arg(gradOutName, gradOut, types).arg("outputSize", outputSize).arg("inputSize", inputSize)
+      .arg(gradInputName, gradInput, types);
   const std::vector<int64_t> size = intsOf(outputSize), input = intsOf(inputSize);
   op.require(outputSize == nullptr || size.size() == spatial, "outputSize must have one value per spatial dim");
   op.require(inputSize == nullptr || input.size() == spatial + 2, "inputSize must have one value per dim of the input");
@@ -119,8 +126,7 @@ void checkBackward(Op& op, const aclTensor* gradOut, const aclIntArray* outputSi
 aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* outputSize,
                                                    aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearest2d", workspaceSize, executor);
-  op.arg("self", self, kNearest2dTypes).arg("outputSize", outputSize).arg("out", out, kNearest2dTypes);
-  checkForward(op, self, outputSize, out, 2, true, {});
+  forwardArgs(op, self, outputSize, out, kNearest2dTypes, 2, true, {});
   // No scales: the source index is floor(dst * in / out).
   return op.build([size = intsOf(outputSize)](Views& v) {
     v["out"].copy_(at::upsample_nearest2d(widenedToFloat(v["self"]), size, std::nullopt, std::nullopt));
@@ -132,8 +138,7 @@ aclnnStatus aclnnUpsampleNearest2dV2GetWorkspaceSize(const aclTensor* self, cons
                                                      float scalesH, float scalesW, aclTensor* out,
                                                      uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearest2dV2", workspaceSize, executor);
-  op.arg("self", self, kNearest2dTypes).arg("outputSize", outputSize).arg("out", out, kNearest2dTypes);
-  checkForward(op, self, outputSize, out, 2, true, {scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kNearest2dTypes, 2, true, {scalesH, scalesW});
   // The scales arrive as floats: the operator divides by the float value.
   return op.build([size = intsOf(outputSize), h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::upsample_nearest2d(widenedToFloat(v["self"]), size, h, w));
@@ -146,9 +151,8 @@ aclnnStatus aclnnUpsampleNearest2dBackwardGetWorkspaceSize(const aclTensor* grad
                                                            double scalesW, aclTensor* gradInput,
                                                            uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearest2dBackward", workspaceSize, executor);
-  op.arg("gradOut", gradOut, kGrad2dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("gradInput", gradInput, kGrad2dTypes);
-  checkBackward(op, gradOut, outputSize, inputSize, gradInput, 2, false, {scalesH, scalesW});
+  backwardArgs(op, "gradOut", gradOut, outputSize, inputSize, "gradInput", gradInput, kGrad2dTypes, 2, false,
+               {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["gradInput"].copy_(at::upsample_nearest2d_backward(widenedToFloat(v["gradOut"]), size, input, h, w));
@@ -162,8 +166,7 @@ aclnnStatus aclnnUpsampleNearestExact2dGetWorkspaceSize(const aclTensor* self, c
                                                         double scalesH, double scalesW, aclTensor* out,
                                                         uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearestExact2d", workspaceSize, executor);
-  op.arg("self", self, kNearestExact2dTypes).arg("outputSize", outputSize).arg("out", out, kNearestExact2dTypes);
-  checkForward(op, self, outputSize, out, 2, true, {scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kNearestExact2dTypes, 2, true, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::_upsample_nearest_exact2d(widenedToFloat(v["self"]), size, h, w));
   });
@@ -176,9 +179,8 @@ aclnnStatus aclnnUpsampleNearestExact2dBackwardGetWorkspaceSize(const aclTensor*
                                                                 double scalesW, aclTensor* out,
                                                                 uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearestExact2dBackward", workspaceSize, executor);
-  op.arg("gradOutput", gradOutput, kGrad2dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("out", out, kGrad2dTypes);
-  checkBackward(op, gradOutput, outputSize, inputSize, out, 2, true, {scalesH, scalesW});
+  backwardArgs(op, "gradOutput", gradOutput, outputSize, inputSize, "out", out, kGrad2dTypes, 2, true,
+               {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::_upsample_nearest_exact2d_backward(widenedToFloat(v["gradOutput"]), size, input, h, w));
@@ -193,8 +195,7 @@ aclnnStatus aclnnUpsampleBilinear2dGetWorkspaceSize(const aclTensor* self, const
                                                     const double scalesW, aclTensor* out, uint64_t* workspaceSize,
                                                     aclOpExecutor** executor) {
   Op op("aclnnUpsampleBilinear2d", workspaceSize, executor);
-  op.arg("self", self, kBilinear2dTypes).arg("outputSize", outputSize).arg("out", out, kBilinear2dTypes);
-  checkForward(op, self, outputSize, out, 2, false, {scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kBilinear2dTypes, 2, false, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), alignCorners, h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::upsample_bilinear2d(widenedToFloat(v["self"]), size, alignCorners, h, w));
   });
@@ -207,9 +208,8 @@ aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize(const aclTensor* g
                                                               double scalesH, double scalesW, aclTensor* out,
                                                               uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleBilinear2dBackwardV2", workspaceSize, executor);
-  op.arg("gradOut", gradOut, kGrad2dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("out", out, kGrad2dTypes);
-  checkBackward(op, gradOut, outputSize, inputSize, out, 2, false, {scalesH, scalesW});
+  backwardArgs(op, "gradOut", gradOut, outputSize, inputSize, "out", out, kGrad2dTypes, 2, false,
+               {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), alignCorners, h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::upsample_bilinear2d_backward(widenedToFloat(v["gradOut"]), size, input, alignCorners, h, w));
@@ -224,8 +224,7 @@ aclnnStatus aclnnUpsampleBicubic2dGetWorkspaceSize(const aclTensor* self, const 
                                                    const bool alignCorners, const double scalesH, const double scalesW,
                                                    aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleBicubic2d", workspaceSize, executor);
-  op.arg("self", self, kBicubic2dTypes).arg("outputSize", outputSize).arg("out", out, kBicubic2dTypes);
-  checkForward(op, self, outputSize, out, 2, true, {scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kBicubic2dTypes, 2, true, {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), alignCorners, h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
     if (v["out"].numel() == 0) return;
     v["out"].copy_(at::upsample_bicubic2d(widenedToFloat(v["self"]), size, alignCorners, h, w));
@@ -238,9 +237,8 @@ aclnnStatus aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(const aclTensor* grad
                                                            double scalesH, double scalesW, aclTensor* gradInput,
                                                            uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleBicubic2dBackward", workspaceSize, executor);
-  op.arg("gradOut", gradOut, kGrad2dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("gradInput", gradInput, kGrad2dTypes);
-  checkBackward(op, gradOut, outputSize, inputSize, gradInput, 2, true, {scalesH, scalesW});
+  backwardArgs(op, "gradOut", gradOut, outputSize, inputSize, "gradInput", gradInput, kGrad2dTypes, 2, true,
+               {scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), alignCorners, h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     if (v["gradInput"].numel() == 0) return;
@@ -256,8 +254,7 @@ aclnnStatus aclnnUpsampleNearest3dGetWorkspaceSize(const aclTensor* self, const 
                                                    double scalesD, double scalesH, double scalesW, aclTensor* out,
                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearest3d", workspaceSize, executor);
-  op.arg("self", self, kNearest3dTypes).arg("outputSize", outputSize).arg("out", out, kNearest3dTypes);
-  checkForward(op, self, outputSize, out, 3, false, {scalesD, scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kNearest3dTypes, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::upsample_nearest3d(widenedToFloat(v["self"]), size, d, h, w));
@@ -270,9 +267,8 @@ aclnnStatus aclnnUpsampleNearest3dBackwardGetWorkspaceSize(const aclTensor* grad
                                                            double scalesH, double scalesW, aclTensor* gradInput,
                                                            uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearest3dBackward", workspaceSize, executor);
-  op.arg("gradOut", gradOut, kGrad3dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("gradInput", gradInput, kGrad3dTypes);
-  checkBackward(op, gradOut, outputSize, inputSize, gradInput, 3, false, {scalesD, scalesH, scalesW});
+  backwardArgs(op, "gradOut", gradOut, outputSize, inputSize, "gradInput", gradInput, kGrad3dTypes, 3, false,
+               {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["gradInput"].copy_(at::upsample_nearest3d_backward(widenedToFloat(v["gradOut"]), size, input, d, h, w));
@@ -287,8 +283,7 @@ aclnnStatus aclnnUpsampleNearestExact3dGetWorkspaceSize(const aclTensor* self, c
                                                         aclTensor* out, uint64_t* workspaceSize,
                                                         aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearestExact3d", workspaceSize, executor);
-  op.arg("self", self, kNearestExact3dTypes).arg("outputSize", outputSize).arg("out", out, kNearestExact3dTypes);
-  checkForward(op, self, outputSize, out, 3, false, {scalesD, scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kNearestExact3dTypes, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::_upsample_nearest_exact3d(widenedToFloat(v["self"]), size, d, h, w));
@@ -302,9 +297,8 @@ aclnnStatus aclnnUpsampleNearestExact3dBackwardGetWorkspaceSize(const aclTensor*
                                                                 double scalesH, double scalesW, aclTensor* gradInput,
                                                                 uint64_t* workspaceSize, aclOpExecutor** executor) {
   Op op("aclnnUpsampleNearestExact3dBackward", workspaceSize, executor);
-  op.arg("gradOut", gradOut, kNearestExactGrad3dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("gradInput", gradInput, kNearestExactGrad3dTypes);
-  checkBackward(op, gradOut, outputSize, inputSize, gradInput, 3, false, {scalesD, scalesH, scalesW});
+  backwardArgs(op, "gradOut", gradOut, outputSize, inputSize, "gradInput", gradInput, kNearestExactGrad3dTypes, 3,
+               false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["gradInput"].copy_(at::_upsample_nearest_exact3d_backward(widenedToFloat(v["gradOut"]), size, input, d, h, w));
@@ -319,8 +313,7 @@ aclnnStatus aclnnUpsampleTrilinear3dGetWorkspaceSize(const aclTensor* self, cons
                                                      double scalesW, aclTensor* out, uint64_t* workspaceSize,
                                                      aclOpExecutor** executor) {
   Op op("aclnnUpsampleTrilinear3d", workspaceSize, executor);
-  op.arg("self", self, kTrilinear3dTypes).arg("outputSize", outputSize).arg("out", out, kTrilinear3dTypes);
-  checkForward(op, self, outputSize, out, 3, false, {scalesD, scalesH, scalesW});
+  forwardArgs(op, self, outputSize, out, kTrilinear3dTypes, 3, false, {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), alignCorners, d = scaleOf(scalesD), h = scaleOf(scalesH),
                    w = scaleOf(scalesW)](Views& v) {
     v["out"].copy_(at::upsample_trilinear3d(widenedToFloat(v["self"]), size, alignCorners, d, h, w));
@@ -334,9 +327,8 @@ aclnnStatus aclnnUpsampleTrilinear3dBackwardGetWorkspaceSize(const aclTensor* gr
                                                              aclTensor* gradInput, uint64_t* workspaceSize,
                                                              aclOpExecutor** executor) {
   Op op("aclnnUpsampleTrilinear3dBackward", workspaceSize, executor);
-  op.arg("gradOut", gradOut, kGrad3dTypes).arg("outputSize", outputSize).arg("inputSize", inputSize)
-      .arg("gradInput", gradInput, kGrad3dTypes);
-  checkBackward(op, gradOut, outputSize, inputSize, gradInput, 3, false, {scalesD, scalesH, scalesW});
+  backwardArgs(op, "gradOut", gradOut, outputSize, inputSize, "gradInput", gradInput, kGrad3dTypes, 3, false,
+               {scalesD, scalesH, scalesW});
   return op.build([size = intsOf(outputSize), input = intsOf(inputSize), alignCorners, d = scaleOf(scalesD),
                    h = scaleOf(scalesH), w = scaleOf(scalesW)](Views& v) {
     v["gradInput"].copy_(

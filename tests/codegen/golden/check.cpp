@@ -11,6 +11,7 @@ at::Tensor wrapper_dot(const at::Tensor & self, const at::Tensor & tensor) {
     return wrapper_dot(flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(tensor, launch_device));
   }
   at::Tensor out = flagos::empty_on(launch_device, flagos::gen::matmul_sizes(self, tensor), self.scalar_type());
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnDot, self, tensor, out);
   return out;
 }

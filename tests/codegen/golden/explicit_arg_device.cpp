@@ -6,6 +6,7 @@ at::Tensor wrapper_full(c10::SymIntArrayRef size, const at::Scalar & fill_value,
   const flagos::LaunchDevice launch_device = flagos::launch_device_of(device);
   const flagos::LaunchGuard launch_guard(launch_device);
   at::Tensor out = flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(size), dtype.value_or(flagos::gen::full_type(fill_value)));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceFillScalar, out, fill_value);
   return out;
 }

@@ -12,6 +12,7 @@ at::Tensor wrapper_addmm(const at::Tensor & self, const at::Tensor & mat1, const
   flagos::StructuredFunctional<at::meta::structured_addmm, 1> op(launch_device);
   op.meta(self, mat1, mat2, beta, alpha);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAddmm, self, mat1, mat2, beta, alpha, out, int8_t{0});
   return std::move(out);
 }

@@ -9,6 +9,7 @@
   op.meta(self, dim, keepdim);
   at::Tensor& values = op.outputs[0];
   at::Tensor& indices = op.outputs[1];
+  if (flagos::gen::nothing_to_write(values, indices)) return {std::move(values), std::move(indices)};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxDim, self, dim, keepdim, values, indices);
   return {std::move(values), std::move(indices)};
 }

@@ -13,6 +13,7 @@
   at::Tensor out = flagos::empty_on(launch_device, input.sizes(), input.scalar_type());
   at::Tensor mean = flagos::empty_on(launch_device, flagos::gen::norm_stat_sizes(input, C10_AS_INTARRAYREF_SLOW(normalized_shape)), flagos::gen::norm_stat_type(input, weight));
   at::Tensor rstd = flagos::empty_on(launch_device, flagos::gen::norm_stat_sizes(input, C10_AS_INTARRAYREF_SLOW(normalized_shape)), flagos::gen::norm_stat_type(input, weight));
+  if (flagos::gen::nothing_to_write(out, mean, rstd)) return {out, mean, rstd};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLayerNorm, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps, out, mean, rstd);
   return {out, mean, rstd};
 }

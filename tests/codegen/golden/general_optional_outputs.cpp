@@ -12,6 +12,7 @@
   at::Tensor grad_input = (output_mask[0]) ? flagos::empty_on(launch_device, input.sizes(), input.scalar_type()) : at::Tensor();
   at::Tensor grad_weight = (output_mask[1]) ? flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight.value_or(input).scalar_type()) : at::Tensor();
   at::Tensor grad_bias = (output_mask[2]) ? flagos::empty_on(launch_device, C10_AS_INTARRAYREF_SLOW(normalized_shape), bias.value_or(input).scalar_type()) : at::Tensor();
+  if (flagos::gen::nothing_to_write(grad_input, grad_weight, grad_bias)) return {grad_input, grad_weight, grad_bias};
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnLayerNormBackward, grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask, grad_input, grad_weight, grad_bias);
   return {grad_input, grad_weight, grad_bias};
 }

@@ -8,6 +8,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   flagos::StructuredInplace<at::meta::structured_mul_Tensor> op(self);
   op.meta(self, other);
   op.check_written({{"other", other}});
+  if (flagos::gen::nothing_to_write(self)) return self;
   if (flagos::is_cpu_scalar(other)) {
     // A Python number (`x + 0.5`) arrives as a CPU 0-dim tensor: launch with its value.
     FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceMuls, self, flagos::gen::wrapped_value(other));

@@ -8,6 +8,7 @@ at::Tensor wrapper_neg(const at::Tensor & self) {
   flagos::StructuredFunctional<at::meta::structured_neg, 1> op(launch_device);
   op.meta(self);
   at::Tensor& out = op.outputs[0];
+  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnNeg, self, out);
   return std::move(out);
 }

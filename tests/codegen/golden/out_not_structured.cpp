@@ -12,6 +12,7 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
     return wrapper_where_self_out(flagos::gen::on_launch_device(condition, launch_device), flagos::gen::on_launch_device(self, launch_device), flagos::gen::on_launch_device(other, launch_device), out);
   }
   at::native::resize_output(out, flagos::gen::broadcast3_sizes(condition, self, other));
+  if (flagos::gen::nothing_to_write(out)) return out;
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnSWhere, condition, self, other, out);
   return out;
 }
