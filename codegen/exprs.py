@@ -305,6 +305,7 @@ class Func:
     include: str | None = None  # the header it needs
     doc: str = ""
     keeps_output: bool = False  # the result is its first argument's tensor (an output stays an output)
+    resizes_output: bool = False  # the launch's output is resized by it: empty before, maybe not after
 
 
 FUNCS: dict[str, Func] = {
@@ -388,7 +389,7 @@ FUNCS: dict[str, Func] = {
                    doc="[n, m]: a matrix of n rows and m columns (eye)"),
     "zero_dim": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::zero_dim({0})",
                      doc="an output resized to 0-dim (a meta function that sizes it [0], as isin.Scalar_Tensor's)",
-                     keeps_output=True),
+                     keeps_output=True, resizes_output=True),
     "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
                      doc="whether a tensor has no element (an empty index, mm's empty inner dim, an empty input to pad)"),
     "pool_pair": Func(("launch",), (("int_array",),), "int_vector", "flagos::gen::pool_pair({0})",

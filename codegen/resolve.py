@@ -124,12 +124,21 @@ def _launch_args(launch: Launch, scope: Scope, registry: Registry, includes: set
             rendered.append(render_launch_arg(expr, scope, param.ctype, param.is_output, includes))
             tensor = _written_tensor(expr) or rendered[-1]
             if param.is_output and written is not None and tensor not in written:
-                written.append(tensor)
+                written.append(RESIZED if _resized_by_launch(expr) else tensor)
         except ExprError as error:
             problems.add(launch.loc, op, f"{key}: argument {position} of {launch.entry} ({param.ctype} {param.name}): "
                          f"{error.message}", error.fix)
             ok = False
     return ", ".join(rendered) if ok else None
+
+
+# An output the launch itself resizes (`zero_dim(out)`): empty when the
+# wrapper looks, so no launch may be skipped for the emptiness of the others.
+RESIZED = ""
+
+
+def _resized_by_launch(expr) -> bool:
+    return isinstance(expr, Call) and expr.func in FUNCS and FUNCS[expr.func].resizes_output
 
 
 def _written_tensor(expr) -> str | None:
@@ -292,7 +301,7 @@ def resolve_kernel(entry: OpEntry, schema: OpSchema, registry: Registry, problem
         check_call=check_call,
         alternate_when=alternate_when,
         alternate_launch=alternate_launch,
-        written=tuple(launch_outputs),
+        written=() if RESIZED in launch_outputs else tuple(launch_outputs),
     )
 
 

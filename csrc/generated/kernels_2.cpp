@@ -657,7 +657,6 @@ at::Tensor wrapper_isin_Scalar_Tensor(const at::Scalar & element, const at::Tens
   flagos::StructuredFunctional<at::meta::structured_isin_Scalar_Tensor, 1> op(launch_device);
   op.meta(element, test_elements, assume_unique, invert);
   at::Tensor& out = op.outputs[0];
-  if (flagos::gen::nothing_to_write(out)) return std::move(out);
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnIsInScalarTensor, element, test_elements, assume_unique, invert, flagos::gen::zero_dim(out));
   return std::move(out);
 }
