@@ -40,7 +40,6 @@ POLICIES = {
     # a handwritten structured op (`impl:`): the generated wrapper calls its body
     "impl_functional.cpp": ("isin.Tensor_Tensor", None),
     "impl_out.cpp": ("isin.Tensor_Tensor_out", None),
-    "impl_inplace.cpp": ("div_.Tensor_mode", None),
 }
 
 
