@@ -21,7 +21,11 @@ blanked, digraphs spelled out) and fails, with file:line, when it
     file outside the scanned tree, or registers a kernel under an op name
     that is not a string literal.
 The first two accept `// flagos-lint: allow-raw-launch(<reason>)` on the
-line or the line above. Files of csrc/handwritten/ also fail when they
+line or the line above. Every file also fails when it registers an op
+(m.impl, or a TORCH_LIBRARY_IMPL / TORCH_LIBRARY block of an op namespace):
+the generator writes every op's registration from the registry. A boxed
+fallback (`TORCH_LIBRARY_IMPL(_, Key, m) { m.fallback(...); }`) is no op's
+kernel and stays. Files of csrc/handwritten/ also fail when they
   - register an op (m.impl("<op>", ...)): the generator writes every
     registration; or when the body an op of yaml/handwritten.yaml names
     (`impl:`) is not defined in its file, launch device first;
@@ -365,6 +369,33 @@ def evasions(path_shown: str, relative: str, text: str) -> list[LintProblem]:
     return problems
 
 
+_LIBRARY = re.compile(r"\b(TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?)\s*\(\s*(\w+)", re.ASCII)
+_REGISTRY_FIX = ("list the op in the registry, which generates its registration (yaml/aten.yaml: ATen's own kernel "
+                 "or a body that launches nothing; yaml/composite.yaml: a composite guard; yaml/handwritten.yaml or "
+                 "yaml/ops/: a kernel), and remove the registration")
+
+
+def registrations_outside_generator(path_shown: str, text: str, ops_too: bool = True) -> list[LintProblem]:
+    """Op registrations in a file the generator did not write: its m.impl calls (unless
+    `ops_too` is false: csrc/handwritten/ reports them against yaml/handwritten.yaml) and its
+    library blocks other than a fallback's (TORCH_LIBRARY_IMPL(_, ...))."""
+    problems = []
+    if ops_too:
+        for op, line in registrations(text):
+            problems.append(LintProblem(Location(path_shown, line), f"registers {op} outside csrc/generated/: the "
+                                        "generator writes every op's registration", _REGISTRY_FIX))
+    lexed = lex(text)
+    for match in _LIBRARY.finditer(lexed.code):
+        macro, namespace = match.groups()
+        if macro == "TORCH_LIBRARY_IMPL" and namespace == "_":
+            continue
+        problems.append(LintProblem(Location(path_shown, lexed.line(match.start())),
+                                    f"{macro}({namespace}, ...) outside csrc/generated/: the generator writes every "
+                                    "op's registration (only a boxed fallback, TORCH_LIBRARY_IMPL(_, ...), stays "
+                                    "by hand)", _REGISTRY_FIX))
+    return problems
+
+
 def registrations(text: str) -> list[tuple[str, int]]:
     """(op, line) of each m.impl("<op>", ...) in a source file."""
     code = blank_comments(text, strings_too=False)
@@ -519,6 +550,8 @@ def lint_handwritten(registry: Registry, root: str, handwritten_dir: str, show) 
         if _ALLOWED.get(relative) != {"everything"}:
             problems += raw_launches(show(path), texts[path])
         problems += evasions(show(path), relative, texts[path])
+        problems += registrations_outside_generator(show(path), texts[path],
+                                                    ops_too=not relative.startswith("handwritten/"))
 
     generated = {entry.op: entry.loc for entry in registry.ops}
     listed = {entry.op: entry for entry in registry.handwritten}

@@ -20,7 +20,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-from codegen import docs, gen_aclnn_header, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
+from codegen import docs, gen_aclnn_header, gen_aten, gen_checks, gen_impls, gen_kernels, gen_support, verify_cann
+from codegen.aten_entries import describe
 from codegen.errors import Problems, RegistryError
 from codegen.file_manager import FileManager, write_all
 from codegen.lint import lint_handwritten
@@ -63,6 +64,7 @@ def generate(paths: Paths, schemas: ATenSchemas) -> Generation:
     files.update(gen_impls.render(registry, schemas, env, paths.show(paths.handwritten_yaml)))
     files.update(gen_checks.render(registry, schemas, env, f"{yaml_shown}/ops/*.yaml"))
     files.update(gen_kernels.render(kernels, env, f"{yaml_shown}/ops/*.yaml and {yaml_shown}/aclnn.yaml"))
+    files.update(gen_aten.render(registry, schemas, env, paths.show(paths.composite_yaml), paths.show(paths.aten_yaml)))
     code = {k.op: gen_kernels.render_kernel(k, env) for k in kernels if k.dispatch == "PrivateUse1"}
     shard_files = {k.op: gen_kernels.shard_file(gen_kernels.shard_of(k.op)) for k in kernels}
     return Generation(registry, kernels, files, headers, code, shard_files)
@@ -153,7 +155,7 @@ def _verify_cann(dirs: list[str], registry: Registry, paths: Paths) -> int:
 
 def _explain(name: str, generation: Generation, schemas: ATenSchemas, paths: Paths, out_dir: str) -> int:
     registry, kernels = generation.registry, generation.kernels
-    backend = model_ops.backend_registrations(paths.root)
+    backend = model_ops.backend_registrations(registry)
     text = explain(name, registry, kernels, schemas, generation.code,
                    {op: f"{paths.show(out_dir)}/{file}" for op, file in generation.shard_files.items()})
     base = name.partition(".")[0]
@@ -163,6 +165,11 @@ def _explain(name: str, generation: Generation, schemas: ATenSchemas, paths: Pat
         return 0
     if "." not in name and schemas.get(name) is None and overloads is not None:
         sys.stdout.write(overloads)  # a base name: `add` -> add.Tensor, add.Scalar, ...
+        return 0
+    listed = {entry.op: entry for entry in registry.composite + registry.aten}
+    if name in listed:
+        sys.stdout.write(describe(listed[name])
+                         + (overloads if overloads and len(schemas.overloads(base)) > 1 else ""))
         return 0
     if schemas.get(name) is not None:
         print(f"{name}: torch has it, but the registry neither generates nor lists it as handwritten",
@@ -206,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.uncovered:
             ops = model_ops.load()
             rows = uncovered_model_ops(generation.registry, generation.kernels, schemas,
-                                       model_ops.backend_registrations(paths.root), ops)
+                                       model_ops.backend_registrations(generation.registry), ops)
             sys.stdout.write(render_uncovered(rows, len(ops), args.format))
             return 0
         rows = filter_rows(policy_rows(generation.registry, generation.kernels, schemas), args.guard, args.file)

@@ -226,6 +226,8 @@ class Registry:
     handwritten: tuple[HandwrittenEntry, ...]  # sorted by op name
     prototypes: tuple[AclnnPrototype, ...]  # in yaml/aclnn.yaml order
     inputs: tuple[str, ...]  # the YAML files read, relative to the repo root
+    composite: tuple = ()  # CompositeEntry (codegen/aten_entries.py), sorted by op name
+    aten: tuple = ()  # AtenEntry (codegen/aten_entries.py), sorted by op name
 
     def prototype(self, name: str) -> AclnnPrototype | None:
         for proto in self.prototypes:

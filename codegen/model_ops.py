@@ -13,7 +13,7 @@ model set or of the backend's composite kernels with
     python -m codegen.model_ops
 
 An op of the list is uncovered when the flagos backend has no kernel for it
-(neither the registry nor a registration in csrc/aten/) and torch has no
+(no entry of the registry) and torch has no
 kernel that runs on every backend (CompositeExplicitAutograd, ...): such an
 op falls back to the CPU (or raises under FLAGOS_STRICT=1).
 """
@@ -44,16 +44,11 @@ def load(path: str = MODEL_OPS) -> dict[str, list[str]]:
     return ops
 
 
-def backend_registrations(root: str) -> set[str]:
-    """Ops that csrc/aten/ registers for PrivateUse1 directly (allocation, views, ...)."""
-    names: set[str] = set()
-    for path in sorted(glob.glob(os.path.join(root, "csrc", "aten", "*.cc"))):
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        for block in re.finditer(r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*PrivateUse1\s*,\s*\w+\s*\)\s*\{(.*?)\n\}",
-                                 text, re.S):
-            names.update(re.findall(r'\bm\.impl\(\s*"([^"]+)"', block.group(1)))
-    return names
+def backend_registrations(registry) -> set[str]:
+    """Ops registered for PrivateUse1 with ATen's own kernels or csrc/aten/ bodies
+    (yaml/aten.yaml, yaml/composite.yaml: allocation, views, composite guards, ...)."""
+    return ({entry.op for entry in registry.aten if entry.key == "PrivateUse1"}
+            | {entry.op for entry in registry.composite if "PrivateUse1" in entry.keys})
 
 
 def runs_everywhere(raw_entry: dict | None) -> bool:

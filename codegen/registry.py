@@ -10,6 +10,7 @@ import glob
 import os
 from dataclasses import dataclass
 
+from codegen.aten_entries import aten_entry, check_bodies, composite_entry
 from codegen.errors import Problems
 from codegen.families import family_forms
 from codegen.handwritten import check_impls, handwritten_entry
@@ -28,6 +29,9 @@ class Paths:
     def __init__(self, root: str, yaml_dir: str | None = None):
         self.root = os.path.abspath(root)
         self.yaml_dir = os.path.abspath(yaml_dir or os.path.join(self.root, "yaml"))
+        # The lists of ops registered with ATen's own kernels (optional files).
+        self.composite_yaml = os.path.join(self.yaml_dir, "composite.yaml")
+        self.aten_yaml = os.path.join(self.yaml_dir, "aten.yaml")
 
     def show(self, path: str) -> str:
         path = os.path.abspath(path)
@@ -135,24 +139,17 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
             # the first form (the functional one).
             problems.dedupe_since(before)
 
-    handwritten: dict[str, HandwrittenEntry] = {}
-    if os.path.exists(paths.handwritten_yaml):
-        shown = paths.show(paths.handwritten_yaml)
-        inputs.append(shown)
-        for entry, line in _entries(_read(paths.handwritten_yaml, paths, problems), shown, problems):
-            parsed = handwritten_entry(entry, line, shown, schemas, problems)
-            if parsed is None:
-                continue
-            if parsed.op in handwritten:
-                problems.add(parsed.loc, parsed.op, f"{parsed.op} is listed twice (first at {handwritten[parsed.op].loc})",
-                             "keep one entry per ATen overload")
-            elif parsed.op in first_seen:
-                problems.add(parsed.loc, parsed.op,
-                             f"{parsed.op} is both generated (at {first_seen[parsed.op]}) and handwritten",
-                             "remove one of the two entries: an op has one kernel")
-            else:
-                handwritten[parsed.op] = parsed
+    handwritten: dict[str, HandwrittenEntry] = _listed(
+        paths.handwritten_yaml, handwritten_entry, first_seen, paths, schemas, problems, inputs,
+        clash=lambda entry, loc: f"{entry.op} is both generated (at {loc}) and handwritten")
     check_impls(handwritten, schemas, problems)
+    kernels = {op: loc for op, loc in first_seen.items()}
+    kernels.update({op: entry.loc for op, entry in handwritten.items()})
+    composite = _listed(paths.composite_yaml, composite_entry, kernels, paths, schemas, problems, inputs)
+    kernels.update({op: entry.loc for op, entry in composite.items()})
+    aten = _listed(paths.aten_yaml, aten_entry, kernels, paths, schemas, problems, inputs,
+                   lambda entry: entry.key == "PrivateUse1")
+    check_bodies(sorted(aten.values(), key=lambda e: e.loc), problems)
 
     if raise_here:
         problems.raise_if_any()
@@ -161,4 +158,32 @@ def load_registry(paths: Paths, schemas: ATenSchemas | None = None, problems: Pr
         handwritten=tuple(handwritten[name] for name in sorted(handwritten)),
         prototypes=tuple(prototypes),
         inputs=tuple(inputs),
+        composite=tuple(composite[name] for name in sorted(composite)),
+        aten=tuple(aten[name] for name in sorted(aten)),
     )
+
+
+def _listed(path: str, parse, kernels: dict[str, Location], paths: Paths, schemas: ATenSchemas,
+            problems: Problems, inputs: list[str], takes_kernel=lambda entry: True,
+            clash=lambda entry, loc: f"{entry.op} already has a kernel (at {loc})") -> dict:
+    """The entries of an optional list file (yaml/handwritten.yaml, yaml/composite.yaml,
+    yaml/aten.yaml) by op; an op has one PrivateUse1 kernel, so one whose kernel is
+    registered elsewhere (`kernels`) is refused."""
+    found: dict = {}
+    if not os.path.exists(path):
+        return found
+    shown = paths.show(path)
+    inputs.append(shown)
+    for entry, line in _entries(_read(path, paths, problems), shown, problems):
+        parsed = parse(entry, line, shown, schemas, problems)
+        if parsed is None:
+            continue
+        if parsed.op in found:
+            problems.add(parsed.loc, parsed.op, f"{parsed.op} is listed twice (first at {found[parsed.op].loc})",
+                         "keep one entry per ATen overload")
+        elif takes_kernel(parsed) and parsed.op in kernels:
+            problems.add(parsed.loc, parsed.op, clash(parsed, kernels[parsed.op]),
+                         "remove one of the two entries: an op has one kernel")
+        else:
+            found[parsed.op] = parsed
+    return found

@@ -147,7 +147,7 @@ def _uncovered_note(op: str, schemas: ATenSchemas, backend: set[str]) -> str:
     from codegen.model_ops import runs_everywhere
 
     if op in backend:
-        return "backend kernel in csrc/aten/"
+        return "ATen's kernel or a body of csrc/aten/ (yaml/aten.yaml, yaml/composite.yaml)"
     if runs_everywhere(schemas.raw(op)):
         return "not covered, none needed: torch's composite kernel runs on every device"
     return "not covered: runs on the CPU fallback (raises under FLAGOS_STRICT=1)"

@@ -7,10 +7,12 @@
 // its 6 launches, attention's math path 26. The kernel below makes the op's
 // device current once (flagos::CompositeGuard), then runs ATen's own
 // composite kernel unchanged, so its inner ops find the device current: 2
-// calls for the whole op on another device, 0 on the current one. Autograd
-// is unaffected: a CompositeImplicitAutograd op is registered under
+// calls for the whole op on another device, 0 on the current one.
+// yaml/composite.yaml lists the ops and their dispatch keys; the generator
+// registers this kernel for them (csrc/generated/composite_guard.cpp).
+// Autograd is unaffected: a CompositeImplicitAutograd op is registered under
 // AutogradPrivateUse1 as well, where the composite runs with the autograd
-// key in play (as without this file) and autograd records its inner ops; an
+// key in play (as without the guard) and autograd records its inner ops; an
 // op with its own derivative (the foreach ops) is registered under
 // PrivateUse1 only, below its autograd kernel.
 //
@@ -21,8 +23,8 @@
 // switches).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
-#include <torch/library.h>
 
+#include "generated/aten_kernels.h"
 #include "runtime/launch.h"
 
 namespace flagos {
@@ -44,7 +46,9 @@ LaunchDevice device_of(const c10::IValue& value) {
   return device;
 }
 
-void guarded_composite(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+}  // namespace
+
+void aten::composite_guard(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
   // No KernelSpan: the inner ops are the kernels of the phase breakdown, and
   // ATen's decomposition counts with the dispatcher's work.
   const size_t count = op.schema().arguments().size();
@@ -64,70 +68,4 @@ void guarded_composite(const c10::OperatorHandle& op, c10::DispatchKeySet, torch
   op.callBoxedForDispatchKey(composite, *stack);
 }
 
-torch::CppFunction guarded() { return torch::CppFunction::makeFromBoxedFunction<&guarded_composite>(); }
-
-// CompositeImplicitAutograd ops: the inference path (PrivateUse1) and the
-// autograd path (AutogradPrivateUse1). CompositeExplicitAutograd foreach slow
-// paths that torch.optim's foreach implementations (SGD, Adam, AdamW) and
-// zero_grad call and that have no fused flagos kernel
-// (csrc/handwritten/foreach.cc guards its own): under PrivateUse1 only, below
-// their autograd kernels. tests/device/test_composite_guard.py checks that
-// each one still has the composite kernel this file runs.
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("rms_norm", guarded());
-  m.impl("linear", guarded());
-  m.impl("layer_norm", guarded());
-  m.impl("scaled_dot_product_attention", guarded());
-  m.impl("_scaled_dot_product_attention_math", guarded());
-  m.impl("_foreach_add.ScalarList", guarded());
-  m.impl("_foreach_add.Tensor", guarded());
-  m.impl("_foreach_add_.ScalarList", guarded());
-  m.impl("_foreach_add_.Tensor", guarded());
-  m.impl("_foreach_addcdiv_.Scalar", guarded());
-  m.impl("_foreach_addcdiv_.Tensor", guarded());
-  m.impl("_foreach_addcmul_.ScalarList", guarded());
-  m.impl("_foreach_addcmul_.Tensor", guarded());
-  m.impl("_foreach_div_.List", guarded());
-  m.impl("_foreach_div_.Scalar", guarded());
-  m.impl("_foreach_div_.Tensor", guarded());
-  m.impl("_foreach_div.List", guarded());
-  m.impl("_foreach_div.ScalarList", guarded());
-  m.impl("_foreach_lerp_.Scalar", guarded());
-  m.impl("_foreach_lerp_.List", guarded());
-  m.impl("_foreach_maximum_.List", guarded());
-  m.impl("_foreach_mul_.Tensor", guarded());
-  m.impl("_foreach_mul_.ScalarList", guarded());
-  m.impl("_foreach_mul.ScalarList", guarded());
-  m.impl("_foreach_mul.List", guarded());
-  m.impl("_foreach_mul.Tensor", guarded());
-  m.impl("_foreach_neg", guarded());
-  m.impl("_foreach_neg_", guarded());
-  m.impl("_foreach_pow.ScalarAndTensor", guarded());
-  m.impl("_foreach_sqrt", guarded());
-  m.impl("_foreach_sqrt_", guarded());
-  m.impl("_foreach_sub_.Scalar", guarded());
-  m.impl("_foreach_sub.Scalar", guarded());
-  m.impl("_foreach_sub_.List", guarded());
-  m.impl("_foreach_zero_", guarded());
-  // Allocate, then fill or copy: the allocation must find the device
-  // current too, or a cold allocator switches for it on its own (autograd's
-  // gradient seed is a ones_like).
-  m.impl("clone", guarded());
-  m.impl("ones_like", guarded());
-  m.impl("zeros_like", guarded());
-  m.impl("full_like", guarded());
-  m.impl("new_ones", guarded());
-  m.impl("new_zeros", guarded());
-  m.impl("new_full", guarded());
-}
-
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("rms_norm", guarded());
-  m.impl("linear", guarded());
-  m.impl("layer_norm", guarded());
-  m.impl("scaled_dot_product_attention", guarded());
-  m.impl("_scaled_dot_product_attention_math", guarded());
-}
-
-}  // namespace
 }  // namespace flagos

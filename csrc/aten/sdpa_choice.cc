@@ -5,25 +5,25 @@
 // can compute the call and the user has not switched it off
 // (torch.backends.cuda / sdpa_kernel), else the math decomposition.
 //
-// The choice launches nothing, so it is not a registry op: it has no device
-// to guard. A mask that requires grad stays on the math path, which computes
-// its gradient (CANN's attention gradient does not).
+// The choice launches nothing: yaml/aten.yaml registers it with guard none.
+// A mask that requires grad stays on the math path, which computes its
+// gradient (CANN's attention gradient does not).
 #include <ATen/Context.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
-#include <torch/library.h>
 
 #include <optional>
 
 #include "aten/attention_support.h"
+#include "generated/aten_kernels.h"
 
 namespace flagos {
 
-int64_t fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                         const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
-                         std::optional<double> /*scale*/, bool enable_gqa) {
+int64_t aten::fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                               const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
+                               std::optional<double> /*scale*/, bool enable_gqa) {
   const at::Context& context = at::globalContext();
   const bool mask_needs_grad = attn_mask.has_value() && attn_mask->defined() && attn_mask->requires_grad();
   if (context.userEnabledOverrideableSDP() && !mask_needs_grad &&
@@ -33,13 +33,8 @@ int64_t fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const a
   return static_cast<int64_t>(context.userEnabledMathSDP() ? at::SDPBackend::math : at::SDPBackend::error);
 }
 
-namespace {
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice)); }
-
-}  // namespace
 }  // namespace flagos
 
 namespace at::native {
-REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &flagos::fused_sdp_choice);
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &flagos::aten::fused_sdp_choice);
 }  // namespace at::native

@@ -1,17 +1,15 @@
-// What a flagos tensor needs to exist, be viewed, resized and read back:
-// allocation on the requested device, views, resize, set_,
-// _local_scalar_dense and in-place data swaps (Module.to). None of these launches an ACLNN operator.
+// What a flagos tensor needs to exist, be resized and read back: allocation
+// on the requested device, resize, set_, _local_scalar_dense, record_stream
+// and in-place data swaps (Module.to). None of these launches an ACLNN
+// operator; yaml/aten.yaml registers them (and ATen's own view kernels).
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/_reshape_alias_native.h>
-#include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/view_native.h>
-#include <torch/library.h>
 
 #include <typeinfo>
 
+#include "generated/aten_kernels.h"
 #include "runtime/acl_check.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
@@ -20,38 +18,14 @@
 namespace flagos {
 namespace {
 
-c10::DeviceIndex requested_device(std::optional<c10::Device> device) {
-  // A bare "flagos" (no index) means the current device, as for CUDA.
-  const c10::DeviceIndex index =
-      device.has_value() && device->has_index() ? device->index() : current_device();
-  check_device_index(index);
-  return index;
+// The device the wrapper resolved: a bare "flagos" (no index) is the current
+// device, as for CUDA.
+c10::DeviceIndex requested_device(const LaunchDevice& device) {
+  check_device_index(device.index);
+  return device.index;
 }
 
 constexpr c10::DispatchKeySet kFlagosKeys{c10::DispatchKey::PrivateUse1};
-
-// Allocates on the requested device whatever device is current: the
-// allocator is bound to that device, so the current device is never touched.
-at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
-                               std::optional<at::Layout> layout,
-                               std::optional<c10::Device> device,
-                               std::optional<bool> pin_memory,
-                               std::optional<at::MemoryFormat> memory_format) {
-  TORCH_CHECK(!pin_memory.value_or(false), "flagos: pin_memory applies to CPU tensors only");
-  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "flagos: only strided tensors");
-  return at::detail::empty_generic(size, device_allocator(requested_device(device)), kFlagosKeys,
-                                   c10::dtype_or_default(dtype), memory_format);
-}
-
-at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
-                         std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
-                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
-  TORCH_CHECK(!pin_memory.value_or(false), "flagos: pin_memory applies to CPU tensors only");
-  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "flagos: only strided tensors");
-  return at::detail::empty_strided_generic(size, stride,
-                                           device_allocator(requested_device(device)),
-                                           kFlagosKeys, c10::dtype_or_default(dtype));
-}
 
 // Grows the storage on its own device when the new shape needs more bytes.
 void ensure_storage_bytes(const at::Tensor& self) {
@@ -67,8 +41,31 @@ void ensure_storage_bytes(const at::Tensor& self) {
   }
 }
 
-const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
-                          std::optional<at::MemoryFormat> memory_format) {
+}  // namespace
+
+// Allocates on the requested device whatever device is current: the
+// allocator is bound to that device, so the current device is never touched.
+at::Tensor aten::empty_memory_format(const LaunchDevice& launch_device, at::IntArrayRef size,
+                                     std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                                     std::optional<c10::Device> /*device*/, std::optional<bool> pin_memory,
+                                     std::optional<at::MemoryFormat> memory_format) {
+  TORCH_CHECK(!pin_memory.value_or(false), "flagos: pin_memory applies to CPU tensors only");
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "flagos: only strided tensors");
+  return at::detail::empty_generic(size, device_allocator(requested_device(launch_device)), kFlagosKeys,
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor aten::empty_strided(const LaunchDevice& launch_device, at::IntArrayRef size, at::IntArrayRef stride,
+                               std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                               std::optional<c10::Device> /*device*/, std::optional<bool> pin_memory) {
+  TORCH_CHECK(!pin_memory.value_or(false), "flagos: pin_memory applies to CPU tensors only");
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided, "flagos: only strided tensors");
+  return at::detail::empty_strided_generic(size, stride, device_allocator(requested_device(launch_device)),
+                                           kFlagosKeys, c10::dtype_or_default(dtype));
+}
+
+const at::Tensor& aten::resize_(const at::Tensor& self, at::IntArrayRef size,
+                                std::optional<at::MemoryFormat> memory_format) {
   at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, /*stride=*/std::nullopt,
                                /*resize_storage=*/false);
   ensure_storage_bytes(self);
@@ -80,8 +77,8 @@ const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
   return self;
 }
 
-at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset,
-                        at::IntArrayRef size, at::IntArrayRef stride) {
+at::Tensor& aten::set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset,
+                              at::IntArrayRef size, at::IntArrayRef stride) {
   at::native::checkSetStorage(self, std::move(source), storage_offset, size, stride);
   self.unsafeGetTensorImpl()->set_storage_offset(storage_offset);
   const at::OptionalIntArrayRef stride_opt =
@@ -92,7 +89,7 @@ at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_o
   return self;
 }
 
-at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
+at::Tensor& aten::set_whole_storage(at::Tensor& self, c10::Storage source) {
   const int64_t numel = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
   return set_storage(self, std::move(source), 0, {numel}, {});
 }
@@ -101,12 +98,12 @@ at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
 // the tensor's device's current stream (StreamWait::kHostRead): aclrtMemcpy
 // reads at once. The copy needs no device switch (it is addressed by
 // pointer); the synchronization takes any device's stream.
-at::Scalar local_scalar_dense(const at::Tensor& self) {
+at::Scalar aten::local_scalar_dense(const LaunchDevice& launch_device, const at::Tensor& self) {
   at::Tensor host = at::empty({}, self.options().device(at::kCPU));
   const void* src = static_cast<const char*>(self.storage().data()) +
                     self.storage_offset() * static_cast<int64_t>(self.itemsize());
   if (stream_wait_enabled(StreamWait::kHostRead)) {
-    synchronize_stream(current_stream(self.device().index()));
+    synchronize_stream(current_stream(launch_device.index));
   }
   FLAGOS_ACL_CHECK(aclrtMemcpy(host.mutable_data_ptr(), host.nbytes(), src, host.nbytes(),
                                ACL_MEMCPY_DEVICE_TO_HOST));
@@ -115,7 +112,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 
 // Tensor.record_stream(s): the storage's block, when freed, waits for the
 // work queued on `s` so far.
-void record_stream_kernel(at::Tensor& self, c10::Stream stream) {
+void aten::record_stream(at::Tensor& self, c10::Stream stream) {
   flagos::record_stream(self.storage().data_ptr(), stream);
 }
 
@@ -125,7 +122,7 @@ void record_stream_kernel(at::Tensor& self, c10::Stream stream) {
 // Parameters and ties break silently. c10 answers yes for CPU and CUDA-like
 // backends, not for PrivateUse1, and leaves the rest to the backend: a dense
 // flagos tensor and a dense CPU or flagos tensor are both plain TensorImpls.
-bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+bool aten::has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
   if (self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set())) {
     return true;
   }
@@ -137,19 +134,4 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
   return plain_dense(self) && plain_dense(from);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
-  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
-  m.impl("empty_strided", TORCH_FN(empty_strided));
-  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
-  m.impl("view", TORCH_FN(at::native::view));
-  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
-  m.impl("resize_", TORCH_FN(resize_));
-  m.impl("set_.source_Storage", TORCH_FN(set_whole_storage));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
-  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
-  m.impl("record_stream", TORCH_FN(record_stream_kernel));
-}
-
-}  // namespace
 }  // namespace flagos

@@ -508,3 +508,26 @@ def test_declared_none_for_an_impl_op_whose_body_launches_fails(ws):
     else:
         assert run.code == 2
     assert "lerp.Scalar" in run.err and "none" in run.err, run.err
+
+
+# ---- the lint: no registration by hand outside csrc/generated/ ----------------
+
+def test_lint_refuses_a_registration_outside_the_generator(ws):
+    assert ws.run().code == 0
+    ws.write("csrc/aten/extra.cc", '#include <torch/library.h>\n\nnamespace {\n'
+             'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("view", TORCH_FN(f));\n}\n}  // namespace\n')
+    run = ws.run("--check")
+    assert run.code == 1, run.out + run.err
+    assert "csrc/aten/extra.cc:5: registers view outside csrc/generated/" in run.out + run.err
+    assert "csrc/aten/extra.cc:4: TORCH_LIBRARY_IMPL(aten, ...) outside csrc/generated/" in run.out + run.err
+    assert "yaml/aten.yaml" in run.out + run.err  # the fix names the registry
+
+
+def test_lint_accepts_a_boxed_fallback(ws):
+    # A fallback is no op's kernel (csrc/aten/fallback.cc, autocast.cc): not a registration to generate.
+    assert ws.run().code == 0
+    ws.write("csrc/aten/extra.cc", '#include <torch/library.h>\n\nnamespace {\n'
+             'TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n'
+             '// m.impl("view", TORCH_FN(f));  a comment registers nothing\n}  // namespace\n')
+    run = ws.run("--check")
+    assert run.code == 0, run.out + run.err

@@ -1,5 +1,5 @@
-"""Composite ops make their device current once (csrc/aten/composite_guard.cc,
-flagos::CompositeGuard): 2 aclrtSetDevice calls for the whole op when its
+"""Composite ops make their device current once (yaml/composite.yaml lists them;
+csrc/aten/composite_guard.cc, flagos::CompositeGuard): 2 aclrtSetDevice calls for the whole op when its
 tensors are on a non-current device, 0 on the current one, and the values of
 the CPU. Negative control: with the composite guards off
 (`_set_composite_guards_enabled(False)`) each inner launch pays its own
@@ -235,25 +235,52 @@ def _foreach_ops_of_step(make) -> int:
 
 
 def test_every_composite_guard_runs_a_composite_kernel():
-    """Each op the composite guard wraps still has the composite kernel that
-    csrc/aten/composite_guard.cc runs (a torch upgrade that gives one a
-    backend kernel must make this fail, not silently change what runs)."""
-    table = {name: torch._C._dispatch_dump_table(f"aten::{name}") for name in _guarded_ops()}
-    for name, dump in table.items():
+    """Each op of yaml/composite.yaml still has the composite kernel that the
+    guard runs (a torch upgrade that gives one a backend kernel must make this
+    fail, not silently change what runs), and the guard is registered under
+    each key its entry names, and under no other."""
+    entries = _guarded_entries()
+    assert len(entries) >= 40 and "rms_norm" in entries and "_foreach_zero_" in entries, sorted(entries)
+    for name, keys in entries.items():
         assert any(torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", key)
                    for key in ("CompositeImplicitAutograd", "CompositeExplicitAutograd")), name
         assert not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "CPU"), name
-        assert "PrivateUse1: registered at" in dump and "composite_guard" in dump.split("PrivateUse1: ")[1].split("\n")[0], \
-            f"{name}: {dump}"
+        dump = torch._C._dispatch_dump_table(f"aten::{name}")
+        for key in ("PrivateUse1", "AutogradPrivateUse1"):
+            line = _registration(dump, key)
+            if key in keys:
+                assert "composite_guard" in line, f"{name} under {key}: {line!r}"
+            else:
+                assert "composite_guard" not in line, f"{name} under {key}: {line!r}"
 
 
-def _guarded_ops() -> list[str]:
+def test_composite_guard_registrations_negative_control():
+    """An op outside yaml/composite.yaml has no composite guard (the check above can fail)."""
+    assert "matmul" not in _guarded_entries()
+    for name in ("matmul", "softmax.int"):
+        line = _registration(torch._C._dispatch_dump_table(f"aten::{name}"), "PrivateUse1")
+        assert "composite_guard" not in line, f"{name}: {line!r}"
+
+
+def _registration(dump: str, key: str) -> str:
+    """The line of a dispatch table dump for `key` ("" when the key has no kernel)."""
+    for line in dump.splitlines():
+        if line.startswith(f"{key}: "):
+            return line
+    return ""
+
+
+def _guarded_entries() -> dict[str, tuple[str, ...]]:
+    """op -> the dispatch keys of its composite guard, from the registry."""
     import os
-    import re
+    import sys
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with open(os.path.join(root, "csrc", "aten", "composite_guard.cc"), encoding="utf-8") as f:
-        return sorted(set(re.findall(r'm\.impl\("([^"]+)", guarded\(\)\)', f.read())))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from codegen.registry import Paths, load_registry
+
+    return {entry.op: entry.keys for entry in load_registry(Paths(root)).composite}
 
 
 def test_rms_norm_backward_makes_at_most_two_set_device_calls():

@@ -26,6 +26,9 @@ ALLOWED = {
     # The declarations of the argument checks aten/op_checks.cc defines, generated from the registry with
     # the wrappers that call them.
     ("aten/op_checks.cc", "generated/op_checks.h"),
+    # The declarations of the csrc/aten bodies that yaml/aten.yaml and yaml/composite.yaml register.
+    *((f"aten/{name}.cc", "generated/aten_kernels.h")
+      for name in ("autocast", "composite_guard", "sdpa_choice", "tensor_basics", "views")),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
