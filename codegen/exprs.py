@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from codegen.model import Enum, Call, Expr, Literal, Name, Or
 from codegen.safety import shown
 from codegen.schemas import OpSchema
+from codegen.funcs import FUNCS, Func  # noqa: F401  (FUNCS is part of this module's interface)
 
 
 class ExprError(Exception):
@@ -293,123 +294,6 @@ DTYPE_CONSTANTS = {
     "float32": "at::kFloat",
     "float64": "at::kDouble",
     "default_float": "c10::get_default_dtype_as_scalartype()",
-}
-
-
-@dataclass(frozen=True)
-class Func:
-    roles: tuple[str, ...]  # where it may be used: launch, size, dtype
-    params: tuple[tuple[str, ...], ...]  # accepted kinds per argument
-    result: str
-    cpp: str  # format string over the rendered arguments
-    include: str | None = None  # the header it needs
-    doc: str = ""
-    keeps_output: bool = False  # the result is its first argument's tensor (an output stays an output)
-    resizes_output: bool = False  # the launch's output is resized by it: empty before, maybe not after
-
-
-FUNCS: dict[str, Func] = {
-    "item": Func(("launch",), (("tensor",),), "scalar", "flagos::gen::wrapped_value({0})",
-                 doc="the value of a CPU 0-dim tensor (a Python number), passed as an aclScalar"),
-    "scalar_type": Func(("launch",), (("tensor",),), "dtype", "{0}.scalar_type()", doc="a tensor's dtype"),
-    "reduction_dims": Func(("launch",), (("int_array", "optional_int_array", "int"), ("tensor",)), "int_vector",
-                           "flagos::gen::reduction_dims({0}, {1})",
-                           doc="the dims to reduce: all of them when `dim` is absent or empty"),
-    "broadcast": Func(("size",), (("tensor",), ("tensor",)), "sizes", "at::infer_size_dimvector({0}.sizes(), {1}.sizes())",
-                      include="ATen/ExpandUtils.h", doc="the broadcast of two tensors' sizes"),
-    "broadcast3": Func(("size",), (("tensor",), ("tensor",), ("tensor",)), "sizes",
-                       "flagos::gen::broadcast3_sizes({0}, {1}, {2})",
-                       doc="the broadcast of three tensors' sizes (where, addcmul, lerp)"),
-    "reduced": Func(("size",), (("tensor",), ("int_array", "optional_int_array", "int", "optional_int"), ("bool",)),
-                    "sizes", "flagos::gen::reduced_sizes({0}, {1}, {2})",
-                    doc="sizes after reducing dims (keepdim keeps 1s); an absent `int?` dim reduces all"),
-    "scalar_size": Func(("size",), (), "sizes", "at::IntArrayRef{{}}", doc="[]: a 0-dim result (full reductions)"),
-    "outer": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::outer_sizes({0}, {1})",
-                  doc="[n, m] of two vectors"),
-    "norm_stats": Func(("size",), (("tensor",), ("sizes",)), "sizes", "flagos::gen::norm_stat_sizes({0}, {1})",
-                       doc="layer norm's mean/rstd: the leading dims of input, then 1 per normalized dim"),
-    "group_stats": Func(("size",), (("int", "symint"), ("int",)), "sizes", "flagos::gen::group_stat_sizes({0}, {1})",
-                        doc="group norm's mean/rstd: [N, group]"),
-    "rms_eps": Func(("launch",), (("optional_float",), ("tensor",)), "float", "flagos::gen::rms_eps({0}, {1})",
-                    doc="RMS norm's eps: the given one, else the epsilon of the input's compute type"),
-    "length": Func(("size",), (("int", "symint"),), "sizes", "flagos::gen::length_sizes({0})",
-                   doc="[n]: a vector of n elements (group norm's weight gradient: [C])"),
-    "all_dims": Func(("launch",), (("tensor",),), "int_vector",
-                     "flagos::gen::reduction_dims(at::OptionalIntArrayRef(), {0})", doc="every dim of a tensor"),
-    "flat_if_none": Func(("launch",), (("tensor",), ("optional_int",)), "tensor",
-                         "flagos::gen::flat_if_none({0}, {1})",
-                         doc="the tensor viewed as 1-D when the optional dim is absent (argmax over all elements)",
-                         keeps_output=True),
-    "keep_if_none": Func(("launch",), (("bool",), ("optional_int",)), "bool", "({0} || !{1}.has_value())",
-                         doc="keepdim, or true when the optional dim is absent (the flattened 1-D reduction keeps [1])"),
-    "flag": Func(("launch", "when"), (("bool_array",), ("int_literal",)), "bool", "{0}[{1}]",
-                 doc="one element of a bool array (output_mask)"),
-    "not_floating": Func(("when",), (("tensor",),), "bool", "!at::isFloatingType({0}.scalar_type())",
-                         doc="whether a tensor's dtype is not a floating type (integers and bools)"),
-    "defined": Func(("when",), (("optional_tensor",),), "bool", "({0}.has_value() && {0}->defined())",
-                    doc="whether an optional tensor is given"),
-    "matmul": Func(("size",), (("tensor",), ("tensor",)), "sizes", "flagos::gen::matmul_sizes({0}, {1})",
-                   doc="the product's sizes: dot [], mv [n], mm [n, p], bmm [b, n, p]"),
-    "arange": Func(("size",), (("scalar",), ("scalar",), ("scalar",), ("dtype",)), "sizes",
-                   "flagos::gen::arange_sizes({0}, {1}, {2}, {3})",
-                   doc="[ceil((end - start) / step)] in the result's dtype, with ATen's checks of the bounds"),
-    # ATen's own implementation, called directly: result_type is a composite
-    # op, and going through the dispatcher cost every binary op about 0.1 us.
-    "result_type": Func(("dtype",), (("tensor", "scalar"), ("tensor", "scalar")), "dtype",
-                        "at::native::result_type({0}, {1})",
-                        include="ATen/ops/result_type_native.h", doc="type promotion, wrapped numbers included"),
-    "result_type3": Func(("dtype",), (("tensor",), ("tensor",), ("tensor",)), "dtype",
-                         "flagos::gen::result_type3({0}, {1}, {2})",
-                         doc="type promotion over three tensors, as ATen's ternary ops (addcmul)"),
-    "to_float": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::to_float({0})",
-                     doc="integral and bool types become the default float type"),
-    "opmath_type": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::opmath_type({0})",
-                        doc="the compute type: float32 for float16/bfloat16, else the type itself"),
-    "norm_stat_type": Func(("dtype",), (("tensor",), ("optional_tensor",)), "dtype",
-                           "flagos::gen::norm_stat_type({0}, {1})",
-                           doc="layer norm's mean/rstd dtype: float32 for a half/bfloat16 input with a float32 weight"),
-    "sum_type": Func(("dtype",), (("dtype",),), "dtype", "flagos::gen::sum_type({0})",
-                     doc="integral and bool types accumulate in int64"),
-    "softmax_type": Func(("dtype",), (("tensor",), ("bool",)), "dtype", "flagos::gen::softmax_type({0}, {1})",
-                         doc="float32 for a half input with half_to_float, else the input's type"),
-    "arange_type": Func(("dtype",), (("scalar",), ("scalar",), ("scalar",)), "dtype",
-                        "flagos::gen::arange_type({0}, {1}, {2})",
-                        doc="int64 when all bounds are integral, else the default float type"),
-    "full_type": Func(("dtype",), (("scalar",),), "dtype", "flagos::gen::full_type({0})",
-                      doc="bool, int64, complex or the default float type, after the fill value"),
-    "wrap_dim": Func(("launch",), (("int",), ("tensor",)), "int", "at::maybe_wrap_dim({0}, {1}.dim())",
-                     doc="a dim wrapped into [0, t.dim()) (a 0-dim tensor counts as 1-D), as the bodies passed it"),
-    "wrap_dims": Func(("launch",), (("int_array",), ("tensor",)), "int_vector",
-                      "flagos::gen::wrapped_dims({0}, {1})", doc="each dim of a list wrapped into [0, t.dim())"),
-    "flat": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::flat({0})",
-                 doc="an input viewed as 1-D (a 0-dim index as a one-element list)"),
-    "contiguous": Func(("launch",), (("optional_tensor",),), "optional_tensor", "flagos::gen::contiguous({0})",
-                       doc="an optional input made contiguous (an operator that reads it densely)"),
-    "matrix": Func(("size",), (("int", "symint"), ("int", "symint")), "sizes", "flagos::gen::matrix_sizes({0}, {1})",
-                   doc="[n, m]: a matrix of n rows and m columns (eye)"),
-    "zero_dim": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::zero_dim({0})",
-                     doc="an output resized to 0-dim (a meta function that sizes it [0], as isin.Scalar_Tensor's)",
-                     keeps_output=True, resizes_output=True),
-    "is_empty": Func(("when",), (("tensor",),), "bool", "({0}.numel() == 0)",
-                     doc="whether a tensor has no element (an empty index, mm's empty inner dim, an empty input to pad)"),
-    "pool_pair": Func(("launch",), (("int_array",),), "int_vector", "flagos::gen::pool_pair({0})",
-                      doc="a pooling's kernel, padding or dilation as CANN's [h, w]: ATen takes one int for both"),
-    "pool_stride": Func(("launch",), (("int_array",), ("int_array",)), "int_vector",
-                        "flagos::gen::pool_stride({0}, {1})",
-                        doc="a pooling's stride as [h, w]; ATen's empty stride is the kernel's (argument 2)"),
-    "padded": Func(("size",), (("tensor",), ("symint_array", "int_array")), "sizes",
-                   "flagos::gen::padded_sizes({0}, {1})",
-                   doc="a tensor's sizes padded by (before, after) pairs from the last dim back (constant_pad_nd)"),
-    "value_as": Func(("launch",), (("scalar",), ("tensor",)), "scalar", "flagos::gen::value_as({0}, {1})",
-                     doc="a Scalar converted as the tensor holds it: bool, integer, else as given (a fill value)"),
-    "any_given": Func(("when",), (("optional_float",), ("optional_float",)), "bool",
-                      "({0}.has_value() || {1}.has_value())",
-                      doc="whether either of two optional floats is given (upsampling's scales)"),
-    "at_least_1d": Func(("launch",), (("tensor",),), "tensor", "flagos::gen::at_least_1d({0})",
-                        doc="a 0-dim tensor as its 1-element view, others as they are (ACLNN sorts 1 dim or more)",
-                        keeps_output=True),
-    "as_dtype_of": Func(("launch",), (("tensor",), ("tensor",)), "tensor", "flagos::gen::as_dtype_of({0}, {1})",
-                        doc="a tensor in another's dtype, converted when it differs (operators that take one dtype)"),
 }
 
 
