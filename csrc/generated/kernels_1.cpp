@@ -270,10 +270,6 @@ at::Tensor & wrapper_avg_pool2d_backward_grad_input(const at::Tensor & grad_outp
   op.check_written({{"grad_output", grad_output}, {"self", self}});
   flagos::check::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   if (flagos::gen::nothing_to_write(grad_input)) return grad_input;
-  if ((self.numel() == 0)) {
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, grad_input);
-    return grad_input;
-  }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2dBackward, grad_output, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, grad_input);
   return grad_input;
 }
@@ -832,10 +828,6 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   at::Tensor& out0 = op.outputs[0];
   at::Tensor& out1 = op.outputs[1];
   if (flagos::gen::nothing_to_write(out0, out1)) return {std::move(out0), std::move(out1)};
-  if ((self.numel() == 0)) {
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out0);
-    return {std::move(out0), std::move(out1)};
-  }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxPool2dWithIndices, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), flagos::gen::pool_pair(dilation), ceil_mode, out0, out1);
   return {std::move(out0), std::move(out1)};
 }

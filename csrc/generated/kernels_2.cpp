@@ -794,10 +794,6 @@ at::Tensor wrapper_log_sigmoid_backward(const at::Tensor & grad_output, const at
   op.check_written({{"self", self}});
   flagos::check::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
   if (flagos::gen::nothing_to_write(out, indices)) return {out, indices};
-  if ((self.numel() == 0)) {
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
-    return {out, indices};
-  }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnMaxPool2dWithIndices, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), flagos::gen::pool_pair(dilation), ceil_mode, out, indices);
   return {out, indices};
 }

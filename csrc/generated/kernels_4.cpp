@@ -346,10 +346,6 @@ at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef ker
   op.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   op.check_written({{"self", self}});
   if (flagos::gen::nothing_to_write(out)) return out;
-  if ((self.numel() == 0)) {
-    FLAGOS_GUARDED_LAUNCH(launch_device, aclnnInplaceZero, out);
-    return out;
-  }
   FLAGOS_GUARDED_LAUNCH(launch_device, aclnnAvgPool2d, self, flagos::gen::pool_pair(kernel_size), flagos::gen::pool_stride(stride, kernel_size), flagos::gen::pool_pair(padding), ceil_mode, count_include_pad, divisor_override.value_or(int64_t{0}), int8_t{0}, out);
   return out;
 }
