@@ -2,7 +2,7 @@
 // _foreach_mul_.List, _foreach_addcmul_.Scalar, _foreach_div_.ScalarList,
 // _foreach_addcdiv_.ScalarList and the out-of-place _foreach_add.Scalar,
 // _foreach_add.List, _foreach_mul.Scalar (aclnnForeachAddScalarV2,
-// aclnnForeachAddListV2, aclnnForeachMulScalarV2, aclnnForeachMulList,
+// aclnnForeachAddListV2, aclnnForeachMulScalar(V2), aclnnForeachMulList,
 // aclnnForeachAddcmulScalarV2, aclnnForeachDivScalar,
 // aclnnForeachAddcdivScalarList).
 //
@@ -40,6 +40,7 @@
 #include "flagos/aclnn/aclnnForeachAddcmulScalarV2.h"
 #include "flagos/aclnn/aclnnForeachDivScalar.h"
 #include "flagos/aclnn/aclnnForeachMulList.h"
+#include "flagos/aclnn/aclnnForeachMulScalar.h"
 #include "flagos/aclnn/aclnnForeachMulScalarV2.h"
 
 namespace flagos {
@@ -180,13 +181,24 @@ void foreach_add_list_(const LaunchDevice& device, at::TensorList self, at::Tens
   }
 }
 
+// float32 and bfloat16 lists take the factor as a float32 device tensor
+// (aclnnForeachMulScalar), so AdamW's decay by 1 - lr * weight_decay keeps
+// its executor when a scheduler changes lr. float16 and int32 lists keep the
+// aclScalar (V2): CANN would want a float16 factor, which rounds where ATen
+// does not.
 void foreach_mul_scalar_(const LaunchDevice& device, at::TensorList self, const at::Scalar& scalar) {
   check_lengths({self});
   const Plan plan = plan_launches(self, [&](size_t i) { return fusable({self}, i) && keeps_dtype(self[i], scalar); });
   for (const Group& group : plan.groups) {
     const std::vector<at::Tensor> x = pick(self, group);
-    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
-    FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalarV2, x, scalar, x);
+    if (group.dtype == at::kFloat || group.dtype == at::kBFloat16) {
+      const at::Tensor factor = values_on(group.device, {scalar.to<float>()});
+      // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
+      FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalar, x, factor, x);
+    } else {
+      // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
+      FLAGOS_GUARDED_LAUNCH(x, aclnnForeachMulScalarV2, x, scalar, x);
+    }
   }
   for (size_t i : plan.singles) {
     self[i].mul_(scalar);

@@ -59,12 +59,35 @@ def test_add_list_inplace(dtype):
     assert_lists(tensors, [a + 2 * b for a, b in zip(cpu, other)])
 
 
-def test_mul_scalar_inplace():
-    cpu = cpu_list(5)
+# float32 and bfloat16 lists take the factor as a float32 device tensor (a new
+# factor keeps the executor); float16 (CANN would round it to float16) and
+# int32 keep the aclScalar.
+MUL_SCALAR_OP = {torch.float32: "aclnnForeachMulScalar", torch.bfloat16: "aclnnForeachMulScalar",
+                 torch.float16: "aclnnForeachMulScalarV2", torch.int32: "aclnnForeachMulScalarV2"}
+
+
+@pytest.mark.parametrize("dtype", list(MUL_SCALAR_OP))
+def test_mul_scalar_inplace(dtype):
+    cpu = cpu_list(5, dtype)
     tensors = spread(cpu)
+    factor = 3 if dtype == torch.int32 else 0.3
+    torch._foreach_mul_(tensors, factor)
+    assert_one_launch_per_device(MUL_SCALAR_OP[dtype])
+    assert_lists(tensors, [t * factor for t in cpu])
+
+
+def test_mul_scalar_inplace_with_a_new_factor_keeps_the_executors():
+    tensors = spread(cpu_list(3))
     torch._foreach_mul_(tensors, 0.5)
-    assert_one_launch_per_device("aclnnForeachMulScalarV2")
-    assert_lists(tensors, [t * 0.5 for t in cpu])
+    before = {d: torch.flagos.executor_cache_stats(d)["misses"] for d in (1, 2, 3)}
+    torch._foreach_mul_(tensors, 0.25)
+    assert {d: torch.flagos.executor_cache_stats(d)["misses"] for d in (1, 2, 3)} == before
+    # Negative control: float16 keeps the aclScalar, a new key for a new factor.
+    halves = spread(cpu_list(3, torch.float16))
+    torch._foreach_mul_(halves, 0.5)
+    before = {d: torch.flagos.executor_cache_stats(d)["misses"] for d in (1, 2, 3)}
+    torch._foreach_mul_(halves, 0.25)
+    assert {d: torch.flagos.executor_cache_stats(d)["misses"] - before[d] for d in (1, 2, 3)} == {1: 1, 2: 1, 3: 1}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32])

@@ -1,9 +1,10 @@
 // Foreach operators: aclnnForeachAddScalarV2, aclnnForeachAddListV2,
-// aclnnForeachMulScalarV2, aclnnForeachMulList, aclnnForeachAddcmulScalarV2,
-// aclnnForeachDivScalar, aclnnForeachAddcdivScalarList.
+// aclnnForeachMulScalarV2, aclnnForeachMulScalar, aclnnForeachMulList,
+// aclnnForeachAddcmulScalarV2, aclnnForeachDivScalar,
+// aclnnForeachAddcdivScalarList.
 // As in CANN, all tensors of a call share one dtype (float32, float16,
 // bfloat16 or int32) and out[i] has the shape of x[i]; no broadcasting.
-// The last two take their scalars as a device tensor, read when the kernel
+// aclnnForeachMulScalar and the last two take their scalars as a device tensor, read when the kernel
 // runs (phase 2), unlike an aclScalar, which phase 1 reads.
 #include <ATen/ops/add.h>
 #include <ATen/ops/addcdiv.h>
@@ -20,6 +21,7 @@
 #include "flagos/aclnn/aclnnForeachAddcmulScalarV2.h"
 #include "flagos/aclnn/aclnnForeachDivScalar.h"
 #include "flagos/aclnn/aclnnForeachMulList.h"
+#include "flagos/aclnn/aclnnForeachMulScalar.h"
 #include "flagos/aclnn/aclnnForeachMulScalarV2.h"
 
 using namespace fsim::op;
@@ -98,6 +100,27 @@ aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList* x, cons
   });
 }
 FSIM_PHASE2(aclnnForeachMulScalarV2)
+
+aclnnStatus aclnnForeachMulScalarGetWorkspaceSize(const aclTensorList* x, const aclTensor* scalar,
+                                                  const aclTensorList* out, uint64_t* workspaceSize,
+                                                  aclOpExecutor** executor) {
+  Op op("aclnnForeachMulScalar", workspaceSize, executor);
+  op.arg("x", x, kForeachTypes).arg("scalar", scalar, DTypes{ACL_FLOAT, ACL_FLOAT16, ACL_INT32}).arg("out", out,
+                                                                                                    kForeachTypes);
+  op.require(same_layout({x, out}), kLayout);
+  op.require(viewElements(scalar) == 1, "scalar must have one element");
+  // CANN (A2/A3): the scalar has the list's dtype; a bfloat16 list takes a float32 one.
+  op.require(!x || x->tensors.empty() || !scalar || x->tensors[0] == nullptr ||
+                 scalar->dtype == (x->tensors[0]->dtype == ACL_BF16 ? ACL_FLOAT : x->tensors[0]->dtype),
+             "scalar must have the list's dtype, or be float32 for a bfloat16 list");
+  return op.build([](Views& v) {
+    std::vector<at::Tensor>& x = v.list("x");
+    std::vector<at::Tensor>& out = v.list("out");
+    const at::Scalar factor = v["scalar"].item();
+    for (size_t i = 0; i < x.size(); ++i) at::mul_out(out[i], x[i], factor);
+  });
+}
+FSIM_PHASE2(aclnnForeachMulScalar)
 
 aclnnStatus aclnnForeachMulListGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2,
                                                 aclTensorList* out, uint64_t* workspaceSize,
