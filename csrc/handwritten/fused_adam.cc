@@ -1,29 +1,40 @@
 // _fused_adamw_ and _fused_adam_: the step of torch.optim.AdamW / Adam with
 // fused=True (transformers' Trainer default, optim="adamw_torch_fused"),
-// one aclnnApplyAdamWV2 launch per parameter.
+// one aclnnFusedAdamw launch per (device, dtype) group of parameters.
 //
-// CANN's operator is AdamW's step without a gradient scale. The rest of
-// ATen's fused kernel is composed around it, with the CPU kernel's order:
-// - found_inf == 1 skips the whole step (nothing is written);
-// - grad_scale divides each gradient in place before its step, as ATen's
-//   kernel stores the unscaled gradient;
+// CANN's operator is AdamW's step over tensor lists, with ATen's found_inf
+// (read on the device: no host synchronization) and a gradient scale. lr
+// and the other hyperparameters are attributes: a scheduler's new lr is a
+// new executor, one per group and step. The rest of ATen's fused kernel is
+// composed around it, in the CPU kernel's order:
+// - grad_scale: ATen stores each gradient unscaled, CANN's operator only
+//   reads it; so the gradients are divided in place first (one
+//   aclnnForeachDivScalar per group, the divisor a device tensor that is 1
+//   when found_inf == 1, which leaves them as they are) and the operator
+//   gets no scale;
 // - Adam's L2 weight decay adds weight_decay * param to the (possibly
-//   negated) gradient, in a temporary, and launches the operator with no
+//   negated) gradient, in temporaries, and launches the operator with no
 //   decay and no negation.
 //
 // A parameter list may span devices: the tensors of one parameter (param,
-// grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step) must share a device, and
-// each parameter launches on that device.
+// grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step) must share a device;
+// each group launches on its own device.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/neg.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "generated/impls.h"
 #include "runtime/launch.h"
-#include "flagos/aclnn/aclnnApplyAdamWV2.h"
+#include "flagos/aclnn/aclnnForeachDivScalar.h"
+#include "flagos/aclnn/aclnnFusedAdamw.h"
 
 namespace flagos {
 namespace {
@@ -33,8 +44,72 @@ void check_list(const char* op, const char* name, at::TensorList list, size_t ex
               list.size());
 }
 
-// CANN's operator takes 1-8 dims: a 0-dim parameter (a scalar) is viewed as 1-D.
-at::Tensor scalar_as_1d(const at::Tensor& t) { return t.defined() && t.dim() == 0 ? t.view({1}) : t; }
+// CANN's operator takes 1-8 dims: a 0-dim tensor (a scalar parameter) is viewed as 1-D.
+at::Tensor as_1d_if_0d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
+
+at::Tensor on_device(const at::Tensor& t, c10::DeviceIndex device) {
+  return t.device() == flagos_device(device) ? t : t.to(flagos_device(device));
+}
+
+// The parameters of one launch: non-empty, on `device`, of `dtype`.
+struct StepGroup {
+  c10::DeviceIndex device;
+  at::ScalarType dtype;
+  std::vector<size_t> members;
+};
+
+std::vector<StepGroup> group_parameters(at::TensorList params) {
+  std::vector<StepGroup> groups;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].numel() == 0) {
+      continue;  // nothing to step
+    }
+    const c10::DeviceIndex device = params[i].device().index();
+    const at::ScalarType dtype = params[i].scalar_type();
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const StepGroup& g) { return g.device == device && g.dtype == dtype; });
+    if (group == groups.end()) {
+      groups.push_back({device, dtype, {i}});
+    } else {
+      group->members.push_back(i);
+    }
+  }
+  return groups;
+}
+
+std::vector<at::Tensor> members_of(at::TensorList list, const StepGroup& group) {
+  std::vector<at::Tensor> picked;
+  picked.reserve(group.members.size());
+  for (size_t i : group.members) {
+    picked.push_back(as_1d_if_0d(list[i]));
+  }
+  return picked;
+}
+
+// ATen's unscaling: each gradient divided by grad_scale in place, unless
+// found_inf == 1 (the step is skipped and the gradients stay as they are).
+void unscale_gradients(const StepGroup& group, at::TensorList grads, const at::Tensor& grad_scale,
+                       const std::optional<at::Tensor>& found_inf) {
+  at::Tensor divisor = on_device(grad_scale, group.device).to(at::kFloat).reshape({1});
+  if (found_inf.has_value() && found_inf->defined()) {
+    divisor = divisor.masked_fill(on_device(*found_inf, group.device).reshape({1}).eq(1), 1);
+  }
+  // aclnnForeachDivScalar divides by a float32 divisor for float32 and
+  // bfloat16 lists; a float16 list would need a float16 one, which rounds
+  // where ATen does not: those, and strided gradients, divide one by one.
+  std::vector<at::Tensor> listed;
+  for (size_t i : group.members) {
+    if (grads[i].is_contiguous() && group.dtype != at::kHalf) {
+      listed.push_back(as_1d_if_0d(grads[i]));
+    } else {
+      grads[i].div_(divisor.reshape({}));
+    }
+  }
+  if (!listed.empty()) {
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
+    FLAGOS_GUARDED_LAUNCH(launch_device_of(listed[0]), aclnnForeachDivScalar, listed, divisor, listed);
+  }
+}
 
 void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params, at::TensorList grads,
                      at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
@@ -47,59 +122,70 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
   check_list(op, "exp_avg_sqs", exp_avg_sqs, n);
   check_list(op, "max_exp_avg_sqs", max_exp_avg_sqs, amsgrad ? n : 0);
   check_list(op, "state_steps", state_steps, n);
-  if (n == 0) {
-    return;
-  }
-  // CANN's operator has no found_inf: the step is skipped on the host, which
-  // reads the flag (a GradScaler step synchronizes here; without one, nothing).
-  if (found_inf.has_value() && found_inf->defined() && found_inf->item<float>() == 1.0f) {
-    return;
-  }
-  const bool scaled = grad_scale.has_value() && grad_scale->defined();
   for (size_t i = 0; i < n; ++i) {
-    const at::Tensor& param = params[i];
     const at::Tensor max_exp_avg_sq = amsgrad ? max_exp_avg_sqs[i] : at::Tensor();
-    check_same_device(op, {{"param", param},
+    check_same_device(op, {{"param", params[i]},
                            {"grad", grads[i]},
                            {"exp_avg", exp_avgs[i]},
                            {"exp_avg_sq", exp_avg_sqs[i]},
                            {"max_exp_avg_sq", amsgrad ? std::optional<at::Tensor>(max_exp_avg_sq) : std::nullopt},
                            {"state_step", state_steps[i]}});
     for (const at::Tensor& t : {grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sq}) {
-      TORCH_CHECK(!t.defined() || (t.sizes() == param.sizes() && t.scalar_type() == param.scalar_type()), op,
+      TORCH_CHECK(!t.defined() || (t.sizes() == params[i].sizes() && t.scalar_type() == params[i].scalar_type()), op,
                   ": each parameter's grad, exp_avg, exp_avg_sq and max_exp_avg_sq must have its shape ",
-                  param.sizes(), " and dtype ", param.scalar_type(), ", got ", t.sizes(), " and ", t.scalar_type());
+                  params[i].sizes(), " and dtype ", params[i].scalar_type(), ", got ", t.sizes(), " and ",
+                  t.scalar_type());
     }
     TORCH_CHECK(state_steps[i].numel() == 1, op, ": each state_step must have one element, got ",
                 state_steps[i].numel());
-    if (param.numel() == 0) {
-      continue;
-    }
+  }
+  const double decay = decoupled_decay ? weight_decay : 0.0;
+  // CANN's operator rejects negative values, which ATen would take.
+  TORCH_CHECK(lr >= 0 && beta1 >= 0 && beta2 >= 0 && decay >= 0, op,
+              ": CANN's fused AdamW operator takes lr, beta1, beta2 and weight_decay >= 0, got lr=", lr,
+              ", beta1=", beta1, ", beta2=", beta2, ", weight_decay=", weight_decay);
+  const bool scaled = grad_scale.has_value() && grad_scale->defined();
+  const bool checks_inf = found_inf.has_value() && found_inf->defined();
+  for (const StepGroup& group : group_parameters(params)) {
     if (scaled) {
-      grads[i].div_(grad_scale->to(grads[i].device()));
+      unscale_gradients(group, grads, *grad_scale, found_inf);
     }
-    at::Tensor grad = grads[i];
-    bool negate = maximize;
-    double decay = weight_decay;
+    std::vector<at::Tensor> group_grads;
     if (!decoupled_decay && weight_decay != 0) {
-      grad = (maximize ? grad.neg() : grad).add(param, weight_decay);
-      negate = false;
-      decay = 0;
+      // Adam's L2 decay on the unscaled gradient, in temporaries.
+      for (size_t i : group.members) {
+        group_grads.push_back(as_1d_if_0d((maximize ? grads[i].neg() : grads[i]).add(params[i], weight_decay)));
+      }
+    } else {
+      group_grads = members_of(grads, group);
     }
-    // A CPU step (a number) is copied to the launch device.
-    const at::Tensor step = state_steps[i].to(param.device());
-    // flagos-lint: allow-launch-device(each parameter launches on its own device)
-    FLAGOS_GUARDED_LAUNCH(launch_device_of(param), aclnnApplyAdamWV2, scalar_as_1d(param), scalar_as_1d(exp_avgs[i]),
-                          scalar_as_1d(exp_avg_sqs[i]), scalar_as_1d(max_exp_avg_sq), scalar_as_1d(grad), step,
-                          static_cast<float>(lr), static_cast<float>(beta1), static_cast<float>(beta2),
-                          static_cast<float>(decay), static_cast<float>(eps), amsgrad, negate);
+    const bool negate = maximize && (decoupled_decay || weight_decay == 0);
+    // Steps of one dtype, float32 or int64, on the group's device (a CPU step is a number).
+    const at::ScalarType step_dtype = state_steps[group.members[0]].scalar_type();
+    const bool steps_as_they_are = (step_dtype == at::kFloat || step_dtype == at::kLong) &&
+                                   std::all_of(group.members.begin(), group.members.end(), [&](size_t i) {
+                                     return state_steps[i].scalar_type() == step_dtype;
+                                   });
+    std::vector<at::Tensor> steps;
+    for (size_t i : group.members) {
+      const at::Tensor step = on_device(state_steps[i], group.device);
+      steps.push_back(as_1d_if_0d(steps_as_they_are ? step : step.to(at::kFloat)));
+    }
+    const std::vector<at::Tensor> group_params = members_of(params, group);
+    const std::vector<at::Tensor> group_maxs = amsgrad ? members_of(max_exp_avg_sqs, group) : std::vector<at::Tensor>();
+    const std::optional<at::Tensor> group_found_inf =
+        checks_inf ? std::optional<at::Tensor>(on_device(*found_inf, group.device)) : std::nullopt;
+    // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
+    FLAGOS_GUARDED_LAUNCH(launch_device_of(group_params[0]), aclnnFusedAdamw, group_params, group_grads,
+                          members_of(exp_avgs, group), members_of(exp_avg_sqs, group),
+                          amsgrad ? std::optional<at::TensorList>(group_maxs) : std::nullopt, steps,
+                          std::optional<at::Tensor>(), group_found_inf, lr, beta1, beta2, decay, eps, amsgrad, negate);
   }
 }
 
-
 // The .tensor_lr overloads (torch.optim with a tensor lr, as LR schedulers
-// that capture it use): CANN's operator takes lr as a float, so it is read on
-// the host (a synchronization when lr lives on a flagos device).
+// that capture it use): CANN's operator takes lr as a double, so it is read
+// on the host (a synchronization when lr lives on a flagos device).
 double lr_value(const char* op, const at::Tensor& lr) {
   TORCH_CHECK(lr.numel() == 1, op, ": lr must have one element, got ", lr.numel());
   return lr.item<double>();
@@ -111,7 +197,7 @@ double lr_value(const char* op, const at::Tensor& lr) {
 namespace flagos::impl {
 
 // One schema, two steps: AdamW's decoupled decay or Adam's L2 decay. The
-// wrapper's device is the first parameter's; each parameter launches on its own.
+// wrapper's device is the first parameter's; each (device, dtype) group launches on its own.
 void fused_adamw(const LaunchDevice& /*device*/, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
                  at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr,
                  double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,

@@ -226,8 +226,10 @@ auto visit_argument(Visitor& v, const Arg& arg) {
   } else if constexpr (is_tensor_list_param<Param>) {
     if constexpr (std::is_same_v<A, at::TensorList> || std::is_same_v<A, std::vector<at::Tensor>>) {
       return v.tensor_list(arg);
+    } else if constexpr (std::is_same_v<A, std::optional<at::TensorList>>) {
+      return arg.has_value() ? v.tensor_list(*arg) : v.absent();
     } else {
-      static_assert(always_false<A>, "an aclTensorList parameter takes at::TensorList");
+      static_assert(always_false<A>, "an aclTensorList parameter takes at::TensorList or std::optional<at::TensorList>");
     }
   } else if constexpr (std::is_same_v<Param, char*>) {
     static_assert(std::is_convertible_v<A, std::string_view>, "a char* parameter takes a string");

@@ -55,8 +55,8 @@ def test_matches_cpu(kind, dtype, amsgrad, maximize):
     dev = to_device(cpu)
     OPS[kind](*dev, **kwargs(amsgrad=amsgrad, maximize=maximize))
     OPS[kind](*cpu, **kwargs(amsgrad=amsgrad, maximize=maximize))
-    assert_clean(*dev[0], ops=["aclnnApplyAdamWV2"])
-    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 3
+    assert_clean(*dev[0], ops=["aclnnFusedAdamw"])
+    assert torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 1  # one list launch for the 3 parameters
     assert_state_close(dev, cpu, dtype)
 
 
@@ -68,18 +68,51 @@ def test_grad_scale_unscales_the_gradients(kind):
     no_inf = torch.tensor(0.0)
     OPS[kind](*dev, **kwargs(), grad_scale=scale.to(DEVICE), found_inf=no_inf.to(DEVICE))
     OPS[kind](*cpu, **kwargs(), grad_scale=scale, found_inf=no_inf)
-    assert_clean(*dev[0], ops=["aclnnApplyAdamWV2"])
+    assert_clean(*dev[0], ops=["aclnnFusedAdamw"])
     assert_state_close(dev, cpu, torch.float32)  # the gradients too: ATen stores them unscaled
 
 
-def test_found_inf_skips_the_step():
+@pytest.mark.parametrize("scaled", [False, True])
+def test_found_inf_skips_the_step_on_the_device(scaled):
+    """CANN's operator reads found_inf when it runs: the step launches and
+    writes nothing, and the gradients are not unscaled, as on the CPU."""
     cpu = make_state([(6,), (2, 2)], torch.float32, amsgrad=True)
     dev = to_device(cpu)
-    OPS["adamw"](*dev, **kwargs(amsgrad=True), grad_scale=torch.tensor(4.0, device=DEVICE),
-                 found_inf=torch.tensor(1.0, device=DEVICE))
-    assert "aclnnApplyAdamWV2" not in torch_fl.sim.stats()["op_launches"]
+    scale = dict(grad_scale=torch.tensor(4.0, device=DEVICE)) if scaled else {}
+    OPS["adamw"](*dev, **kwargs(amsgrad=True), found_inf=torch.tensor(1.0, device=DEVICE), **scale)
+    assert torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 1
     assert torch_fl.sim.stats()["fallback_ops"] == {}
-    assert_state_close(dev, cpu, torch.float32)  # nothing written, as on the CPU
+    assert_state_close(dev, cpu, torch.float32)  # nothing written, the gradients included
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_grad_scale_with_half_precision(dtype):
+    cpu = make_state([(6,), (3, 2)], dtype, amsgrad=False)
+    dev = to_device(cpu)
+    OPS["adamw"](*dev, **kwargs(), grad_scale=torch.tensor(8.0, device=DEVICE))
+    OPS["adamw"](*cpu, **kwargs(), grad_scale=torch.tensor(8.0))
+    assert_clean(*dev[0], ops=["aclnnFusedAdamw"])
+    assert_state_close(dev, cpu, dtype)
+
+
+def test_parameters_on_several_devices_launch_once_per_device():
+    cpu = make_state([(4, 3), (5,), (2,)], torch.float32, amsgrad=False)
+    dev = [[t.to(device) for t, device in zip(lst, (DEVICE, "flagos:1", DEVICE))] for lst in cpu]
+    torch.flagos.set_device(0)
+    torch_fl.sim.reset_stats()
+    OPS["adamw"](*dev, **kwargs())
+    OPS["adamw"](*cpu, **kwargs())
+    assert torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 2
+    assert torch.flagos.current_device() == 0
+    assert_state_close(dev, cpu, torch.float32)
+
+
+def test_negative_hyperparameters_are_refused_at_the_call():
+    dev = to_device(make_state([(4,)], torch.float32, amsgrad=False))
+    with pytest.raises(RuntimeError, match=r"_fused_adamw_: CANN's fused AdamW operator takes lr, beta1, beta2 and "
+                                           r"weight_decay >= 0, got lr=-0.01"):
+        OPS["adamw"](*dev, **kwargs(lr=-1e-2))
+    assert "aclnnFusedAdamw" not in torch_fl.sim.stats()["op_launches"]
 
 
 def test_empty_parameters():
@@ -87,7 +120,7 @@ def test_empty_parameters():
     dev = to_device(cpu)
     OPS["adamw"](*dev, **kwargs(amsgrad=True))
     assert_clean(*dev[0])
-    assert "aclnnApplyAdamWV2" not in torch_fl.sim.stats()["op_launches"]
+    assert "aclnnFusedAdamw" not in torch_fl.sim.stats()["op_launches"]
 
 
 def test_optimizer_steps_match_the_cpu():
@@ -105,7 +138,7 @@ def test_optimizer_steps_match_the_cpu():
             model(inp).square().sum().backward()
             opt.step()
     assert torch_fl.sim.stats()["fallback_ops"] == {}
-    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 3 * 4
+    assert torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 3  # one a step
     for got, want in zip(dev_model.parameters(), cpu_model.parameters()):
         torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-5, atol=1e-6)
 
@@ -121,7 +154,7 @@ def test_checks_at_the_call():
         OPS["adamw"](dev[0], [dev[1][1], dev[1][0]], dev[2], dev[3], [], dev[5], **kwargs())
     with pytest.raises(RuntimeError, match=r"Expected all tensors to be on the same device"):
         OPS["adamw"](dev[0], [dev[1][0].to("flagos:1"), dev[1][1]], dev[2], dev[3], [], dev[5], **kwargs())
-    assert "aclnnApplyAdamWV2" not in torch_fl.sim.stats()["op_launches"]
+    assert "aclnnFusedAdamw" not in torch_fl.sim.stats()["op_launches"]
 
 
 def test_negative_control(unguarded):
@@ -141,8 +174,8 @@ def test_tensor_lr_matches_cpu(kind, lr_device):
     torch_fl.sim.reset_stats()
     OPS[kind](*dev, lr=lr_dev, **args)
     OPS[kind](*cpu, lr=lr, **args)
-    assert_clean(*dev[0], ops=["aclnnApplyAdamWV2"])
-    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 3
+    assert_clean(*dev[0], ops=["aclnnFusedAdamw"])
+    assert torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 1
     assert_state_close(dev, cpu, torch.float32)
 
 
@@ -159,7 +192,7 @@ def test_optimizer_with_a_tensor_lr():
             params[0].square().sum().backward()
             opt.step()
     assert torch_fl.sim.stats()["fallback_ops"] == {}
-    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 2
+    assert torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 2
     torch.testing.assert_close(dev_params[0].detach().cpu(), cpu_params[0].detach(), rtol=1e-5, atol=1e-6)
 
 
@@ -169,7 +202,7 @@ def test_tensor_lr_must_have_one_element():
     args.pop("lr")
     with pytest.raises(RuntimeError, match=r"_fused_adamw_: lr must have one element, got 2"):
         OPS["adamw"](*dev, lr=torch.tensor([1e-2, 1e-3]), **args)
-    assert "aclnnApplyAdamWV2" not in torch_fl.sim.stats()["op_launches"]
+    assert "aclnnFusedAdamw" not in torch_fl.sim.stats()["op_launches"]
 
 
 def test_negative_control_tensor_lr(unguarded):

@@ -172,9 +172,11 @@ def test_trainer_trains_on_the_current_flagos_device(tmp_path):
     launches = torch_fl.sim.stats()["launches"]
     assert launches.get(1, 0) > 0 and sum(launches.values()) == launches[1], launches
     assert torch_fl.sim.stats()["fallback_ops"] == {}
-    # The default optimizer, fused AdamW, steps on flagos: one launch per parameter and step.
+    # The default optimizer, fused AdamW, steps on flagos: one list launch per
+    # parameter group (Trainer's: with and without weight decay) and step.
     assert trainer.optimizer.defaults.get("fused") and args.optim == "adamw_torch_fused"
-    assert torch_fl.sim.stats()["op_launches"]["aclnnApplyAdamWV2"] == 2 * len(before)
+    groups = len(trainer.optimizer.param_groups)
+    assert groups == 2 and torch_fl.sim.stats()["op_launches"]["aclnnFusedAdamw"] == 2 * groups
     changed = [name for name, p in trainer.model.named_parameters() if not torch.equal(p.detach().cpu(), before[name])]
     assert "lm_head.weight" in changed and len(changed) > len(before) // 2
 

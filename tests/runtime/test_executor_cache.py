@@ -151,30 +151,48 @@ def test_a_cycle_larger_than_the_cache_keeps_most_of_it_hitting(admission):
     assert cycle_hits() == 0
 
 
-def adamw_misses_per_step(steps=4, warmup=3, new_lr_every_step=False, **options):
-    """Misses and hits per step of a fixed-shape training loop after its
-    warm-up; `options` go to torch.optim.AdamW (foreach=..., fused=...)."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to("flagos:1")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 / (step + 1)) if new_lr_every_step else None
-    x = torch.randn(32, 8).to("flagos:1")
-    y = torch.randn(32, 4).to("flagos:1")
+def adamw_misses_each_step(steps=4, warmup=3, new_lr_every_step=False, dtype=torch.float32, before=None, **options):
+    """The misses of each step of a fixed-shape training loop of `dtype`
+    after its warm-up, and its hits per step, in a thread of its own (an
+    empty cache, unless `before()` fills it first); `options` go to
+    torch.optim.AdamW (foreach=..., fused=...)."""
 
-    def step():
-        optimizer.zero_grad()
-        torch.nn.functional.mse_loss(model(x), y).backward()
-        optimizer.step()
-        if schedule is not None:
-            schedule.step()
+    def work():
+        if before is not None:
+            before()
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        model = model.to("flagos:1", dtype)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
+        schedule = (torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 / (step + 1))
+                    if new_lr_every_step else None)
+        x = torch.randn(32, 8).to("flagos:1", dtype)
+        y = torch.randn(32, 4).to("flagos:1", dtype)
 
-    for _ in range(warmup):
-        step()
-    torch.flagos.reset_executor_cache_stats()
-    for _ in range(steps):
-        step()
-    stats = torch.flagos.executor_cache_stats(1)
-    return stats["misses"] / steps, stats["hits"] / steps
+        def step():
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+            if schedule is not None:
+                schedule.step()
+
+        for _ in range(warmup):
+            step()
+        torch.flagos.reset_executor_cache_stats()
+        misses = []
+        for _ in range(steps):
+            missed = torch.flagos.executor_cache_stats(1)["misses"]
+            step()
+            misses.append(torch.flagos.executor_cache_stats(1)["misses"] - missed)
+        return misses, torch.flagos.executor_cache_stats(1)["hits"] / steps
+
+    return in_new_thread(work)
+
+
+def adamw_misses_per_step(steps=4, **options):
+    """Misses and hits per step after warm-up (see adamw_misses_each_step)."""
+    misses, hits = adamw_misses_each_step(steps, **options)
+    return sum(misses) / steps, hits
 
 
 def test_adamw_steady_state_misses_nothing():
@@ -185,6 +203,27 @@ def test_adamw_steady_state_misses_nothing():
     # step size as an aclScalar, a new cache key every step.
     misses, _ = adamw_misses_per_step(foreach=False)
     assert misses >= 4  # one per parameter at least
+
+
+def test_a_new_loop_displaces_a_hot_earlier_working_set():
+    """A cache full of executors used 16 times each (more than the loop's):
+    the loop's new executors must win the admission contest by their growing
+    counts (the sketch counts to 15), so its misses stop within 16 steps,
+    rather than never (a frequency contest that the old set always wins) or
+    at once (which would make a cycle of shapes flush the cache)."""
+
+    def hot_set():
+        xs = [torch.ones(n + 1, device="flagos:1") for n in range(600)]
+        for _ in range(16):
+            for x in xs:
+                x.add_(1)
+
+    misses, _ = adamw_misses_each_step(steps=20, warmup=0, before=hot_set, foreach=True)
+    assert misses[1] > 0  # after the first step's, the old set still wins some contests
+    assert misses[16:] == [0, 0, 0, 0]
+    # Negative control: on an empty cache the second step hits everything.
+    misses, _ = adamw_misses_each_step(steps=3, warmup=0, foreach=True)
+    assert misses[0] > 0 and misses[1:] == [0, 0]
 
 
 def test_foreach_adamw_with_a_new_lr_every_step_misses_nothing():
@@ -206,24 +245,25 @@ def test_foreach_adamw_with_a_new_lr_every_step_misses_nothing():
 
 
 def test_fused_adamw_steady_state_misses_nothing():
-    """_fused_adamw_ (transformers' Trainer's step): the step count reaches
-    aclnnApplyAdamWV2 as a device tensor, so a constant lr hits every step."""
+    """_fused_adamw_ (transformers' Trainer's step): the step counts reach
+    aclnnFusedAdamw as device tensors, so a constant lr hits every step."""
     torch_fl.sim.reset_stats()
     misses, hits = adamw_misses_per_step(fused=True)
     assert misses == 0
     assert hits > 10
     launches = torch_fl.sim.stats()["op_launches"]
-    assert launches["aclnnApplyAdamWV2"] == (3 + 4) * 4  # 4 parameters, warm-up and steps: the fused step ran
+    assert launches["aclnnFusedAdamw"] == 3 + 4  # one list launch a step, warm-up and steps: the fused step ran
 
 
-def test_fused_adamw_misses_once_per_parameter_when_lr_changes():
-    """aclnnApplyAdamWV2 takes lr as a float, read at phase 1: a scheduler that
-    sets a new lr every step (Trainer's default linear one) makes each
-    parameter's step a new key, and nothing else."""
+def test_fused_adamw_misses_once_a_step_when_lr_changes():
+    """aclnnFusedAdamw takes lr as a double, read at phase 1 (so do all of
+    CANN's AdamW operators for A2/A3): a scheduler that sets a new lr every
+    step (Trainer's default linear one) makes the step's one launch a new
+    key, and nothing else."""
     torch_fl.sim.reset_stats()
     misses, _ = adamw_misses_per_step(fused=True, new_lr_every_step=True)
-    assert misses == 4  # the 4 parameters
-    assert torch_fl.sim.stats()["executor_cache_misses"] == {"aclnnApplyAdamWV2": 4 * 4}
+    assert misses == 1
+    assert torch_fl.sim.stats()["executor_cache_misses"] == {"aclnnFusedAdamw": 4}
 
 
 def test_sim_stats_report_the_cache_by_device_and_the_misses_by_operator():

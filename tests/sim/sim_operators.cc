@@ -16,6 +16,7 @@
 
 #include "flagos/aclnn/aclnnAdds.h"
 #include "flagos/aclnn/aclnnCast.h"
+#include "flagos/aclnn/aclnnFusedAdamw.h"
 #include "flagos/aclnn/aclnnInplaceAdd.h"
 #include "flagos/aclnn/aclnnInplaceCopy.h"
 #include "flagos/aclnn/aclnnInplaceFillScalar.h"
@@ -258,6 +259,53 @@ TEST(fill_and_zero_touch_only_the_view) {
   CHECK_EQ(aclnnInplaceFillScalarGetWorkspaceSize(longs.get(), seven.get(), &ws, &e), ACLNN_SUCCESS);
   CHECK_EQ(launch(aclnnInplaceFillScalar, ws, e), ACLNN_SUCCESS);
   CHECK_VALUES(longs.read<int64_t>(), 7, 7);
+}
+
+// aclnnFusedAdamw: an absent maxExpAvgSqsRef without amsgrad; CANN's
+// refusals (amsgrad without it, a negative lr, lists of other lengths); a
+// step; found_inf == 1, read when the kernel runs, writes nothing.
+TEST(fused_adamw_steps_checks_and_skips_on_found_inf) {
+  setDevice(2);
+  DevTensor param(2, {2}), grad(2, {2}), m(2, {2}), v(2, {2}), step(2, {1}), inf(2, {1});
+  param.write<float>({1, -1});
+  grad.write<float>({0.5f, -0.5f});
+  m.write<float>({0, 0});
+  v.write<float>({0, 0});
+  step.write<float>({1});
+  using ListPtr = std::unique_ptr<aclTensorList, decltype(&aclDestroyTensorList)>;
+  auto list = [](std::initializer_list<const DevTensor*> tensors) {
+    std::vector<const aclTensor*> views;
+    for (const DevTensor* t : tensors) views.push_back(t->view({static_cast<int64_t>(t->numel())}, {1}, 0));
+    return ListPtr(aclCreateTensorList(views.data(), views.size()), &aclDestroyTensorList);
+  };
+  ListPtr params = list({&param}), grads = list({&grad}), ms = list({&m}), vs = list({&v}), steps = list({&step});
+  ListPtr twoGrads = list({&grad, &grad});
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  auto phase1 = [&](const aclTensorList* g, const aclTensor* foundInf, double lr, bool amsgrad) {
+    return aclnnFusedAdamwGetWorkspaceSize(params.get(), g, ms.get(), vs.get(), nullptr, steps.get(), nullptr,
+                                           foundInf, lr, 0.9, 0.999, 0.0, 1e-8, amsgrad, false, &ws, &e);
+  };
+  CHECK_EQ(phase1(grads.get(), nullptr, 0.1, true), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnFusedAdamw", "amsgrad");
+  CHECK_EQ(phase1(grads.get(), nullptr, -0.1, false), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnFusedAdamw", "lr");
+  CHECK_EQ(phase1(twoGrads.get(), nullptr, 0.1, false), ACLNN_ERR_PARAM_INVALID);
+  CHECK_ERR_HAS("aclnnFusedAdamw", "as many tensors");
+
+  inf.write<float>({1});
+  CHECK_EQ(phase1(grads.get(), inf.get(), 0.1, false), ACLNN_SUCCESS);
+  CHECK_EQ(launch(aclnnFusedAdamw, ws, e), ACLNN_SUCCESS);
+  CHECK_VALUES(param.read<float>(), 1, -1);
+  CHECK_VALUES(m.read<float>(), 0, 0);
+
+  // Adam's first step moves each element by lr against its gradient's sign.
+  inf.write<float>({0});
+  CHECK_EQ(phase1(grads.get(), inf.get(), 0.1, false), ACLNN_SUCCESS);
+  CHECK_EQ(launch(aclnnFusedAdamw, ws, e), ACLNN_SUCCESS);
+  const std::vector<float> stepped = param.read<float>();
+  CHECK(std::fabs(stepped[0] - 0.9f) < 1e-5f && std::fabs(stepped[1] + 0.9f) < 1e-5f);
+  CHECK_VALUES(grad.read<float>(), 0.5f, -0.5f);  // an input: not written
 }
 
 }  // namespace

@@ -31,14 +31,6 @@ namespace {
 constexpr DTypes kForeachTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32};
 constexpr DTypes kForeachFloatTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
-// The element count of a tensor argument's view (0 for nullptr, which op.arg reports).
-int64_t viewElements(const aclTensor* t) {
-  if (t == nullptr) return 0;
-  int64_t n = 1;
-  for (int64_t d : t->viewDims) n *= d;
-  return n;
-}
-
 // Every list as long as the first, element i of each with the shape and dtype of the first's.
 bool same_layout(std::initializer_list<const aclTensorList*> lists) {
   const aclTensorList* first = *lists.begin();

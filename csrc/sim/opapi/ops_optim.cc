@@ -1,10 +1,11 @@
-// Optimizer steps: aclnnApplyAdamWV2.
+// Optimizer steps: aclnnFusedAdamw.
 #include <ATen/ops/_fused_adamw.h>
 
+#include <optional>
 #include <vector>
 
 #include "sim_op.h"
-#include "flagos/aclnn/aclnnApplyAdamWV2.h"
+#include "flagos/aclnn/aclnnFusedAdamw.h"
 
 using namespace fsim::op;
 
@@ -12,52 +13,103 @@ namespace {
 inline constexpr DTypes kAdamDtypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 inline constexpr DTypes kStepDtypes{ACL_FLOAT, ACL_INT64};
 
-bool adam_shapes_match(const aclTensor* a, const aclTensor* b) { return !a || !b || a->viewDims == b->viewDims; }
-bool adam_dtypes_match(const aclTensor* a, const aclTensor* b) { return !a || !b || a->dtype == b->dtype; }
+size_t count(const aclTensorList* list) { return list ? list->tensors.size() : 0; }
+
+// Whether every tensor of `list` has `dtype` (`reference`'s element i's shape
+// too, when given).
+bool all_like(const aclTensorList* list, aclDataType dtype, const aclTensorList* reference = nullptr) {
+  if (!list) return true;
+  for (size_t i = 0; i < list->tensors.size(); ++i) {
+    const aclTensor* t = list->tensors[i];
+    if (!t || t->dtype != dtype) return false;
+    if (reference && (i >= reference->tensors.size() || !reference->tensors[i] ||
+                      reference->tensors[i]->viewDims != t->viewDims))
+      return false;
+  }
+  return true;
+}
+
+bool one_element_each(const aclTensorList* list) {
+  if (!list) return true;
+  for (const aclTensor* t : list->tensors) {
+    if (t && viewElements(t) != 1) return false;
+  }
+  return true;
+}
+
+bool dims_1_to_8(const aclTensorList* list) {
+  if (!list) return true;
+  for (const aclTensor* t : list->tensors) {
+    if (t && (t->viewDims.empty() || t->viewDims.size() > 8)) return false;
+  }
+  return true;
+}
+
+// CANN treats an empty optional tensor as an absent one.
+const aclTensor* unless_empty(const aclTensor* t) { return t && viewElements(t) == 0 ? nullptr : t; }
 }  // namespace
 
-// CANN's checks: var, m, v, grad (and maxGradNorm under amsgrad) of one
-// float dtype and one shape; a 1-element step of float32 or int64.
-aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
-                                              aclTensor* maxGradNormOptionalRef, const aclTensor* grad,
-                                              const aclTensor* step, float lr, float beta1, float beta2,
-                                              float weightDecay, float eps, bool amsgrad, bool maximize,
-                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
-  Op op("aclnnApplyAdamWV2", workspaceSize, executor);
-  op.arg("varRef", varRef, kAdamDtypes).arg("mRef", mRef, kAdamDtypes).arg("vRef", vRef, kAdamDtypes);
-  if (amsgrad) {
-    op.arg("maxGradNormOptionalRef", maxGradNormOptionalRef, kAdamDtypes);
-  } else {
-    op.optional("maxGradNormOptionalRef", maxGradNormOptionalRef, kAdamDtypes);
+// CANN's checks: lists of one length (not empty); params, grads, exp_avgs,
+// exp_avg_sqs (and max_exp_avg_sqs) of one float dtype and, index by index,
+// one shape of 1 to 8 dims; 1-element steps of one dtype, float32 or int64;
+// max_exp_avg_sqs under amsgrad; lr, betas and weight decay >= 0.
+aclnnStatus aclnnFusedAdamwGetWorkspaceSize(const aclTensorList* paramsRef, const aclTensorList* grads,
+                                            const aclTensorList* expAvgsRef, const aclTensorList* expAvgSqsRef,
+                                            const aclTensorList* maxExpAvgSqsRef, const aclTensorList* stateSteps,
+                                            const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
+                                            double lr, double beta1, double beta2, double weightDecay, double eps,
+                                            bool amsgrad, bool maximize, uint64_t* workspaceSize,
+                                            aclOpExecutor** executor) {
+  Op op("aclnnFusedAdamw", workspaceSize, executor);
+  op.arg("paramsRef", paramsRef, kAdamDtypes).arg("grads", grads, kAdamDtypes);
+  op.arg("expAvgsRef", expAvgsRef, kAdamDtypes).arg("expAvgSqsRef", expAvgSqsRef, kAdamDtypes);
+  op.optional("maxExpAvgSqsRef", maxExpAvgSqsRef, kAdamDtypes).arg("stateSteps", stateSteps, kStepDtypes);
+  gradScaleOptional = unless_empty(gradScaleOptional);
+  foundInfOptional = unless_empty(foundInfOptional);
+  op.optional("gradScaleOptional", gradScaleOptional, DTypes{ACL_FLOAT});
+  op.optional("foundInfOptional", foundInfOptional, DTypes{ACL_FLOAT});
+  op.require(lr >= 0 && beta1 >= 0 && beta2 >= 0 && weightDecay >= 0,
+             "lr, beta1, beta2 and weightDecay must be >= 0");
+  op.require(!amsgrad || maxExpAvgSqsRef, "maxExpAvgSqsRef is required when amsgrad is true");
+  const size_t n = count(paramsRef);
+  op.require(n > 0, "paramsRef must not be empty");
+  op.require(count(grads) == n && count(expAvgsRef) == n && count(expAvgSqsRef) == n && count(stateSteps) == n &&
+                 (!maxExpAvgSqsRef || count(maxExpAvgSqsRef) == n),
+             "every list must have as many tensors as paramsRef");
+  if (n > 0 && paramsRef->tensors[0] && stateSteps && count(stateSteps) > 0 && stateSteps->tensors[0]) {
+    const aclDataType dtype = paramsRef->tensors[0]->dtype;
+    op.require(all_like(paramsRef, dtype) && all_like(grads, dtype, paramsRef) &&
+                   all_like(expAvgsRef, dtype, paramsRef) && all_like(expAvgSqsRef, dtype, paramsRef) &&
+                   all_like(maxExpAvgSqsRef, dtype, paramsRef),
+               "paramsRef, grads, expAvgsRef, expAvgSqsRef and maxExpAvgSqsRef must have one dtype, and one shape "
+               "index by index");
+    op.require(all_like(stateSteps, stateSteps->tensors[0]->dtype), "stateSteps must have one dtype");
   }
-  op.arg("grad", grad, kAdamDtypes).arg("step", step, kStepDtypes);
-  const aclTensor* amsgrad_state = amsgrad ? maxGradNormOptionalRef : nullptr;
-  const aclTensor* others[] = {mRef, vRef, grad, amsgrad_state};
-  for (const aclTensor* t : others) {
-    op.require(adam_dtypes_match(varRef, t), "varRef, mRef, vRef, grad and maxGradNormOptionalRef must have one dtype");
-    op.require(adam_shapes_match(varRef, t), "varRef, mRef, vRef, grad and maxGradNormOptionalRef must have one shape");
-  }
-  op.require(!varRef || (!varRef->viewDims.empty() && varRef->viewDims.size() <= 8), "varRef must have 1 to 8 dims");
-  int64_t step_elements = 1;
-  if (step) {
-    for (int64_t d : step->viewDims) step_elements *= d;
-  }
-  op.require(step_elements == 1, "step must have one element");
+  op.require(dims_1_to_8(paramsRef), "each of paramsRef must have 1 to 8 dims");
+  op.require(one_element_each(stateSteps), "each of stateSteps must have one element");
+  const bool scaled = gradScaleOptional != nullptr;
+  const bool checks_inf = foundInfOptional != nullptr;
   return op.build([=](Views& v) {
-    // ATen's CPU kernel walks its tensors' elements in memory order: it runs
-    // on contiguous copies, written back to the (possibly strided) views.
-    std::vector<at::Tensor> states = {v["varRef"], v["mRef"], v["vRef"]};
-    if (amsgrad) states.push_back(v["maxGradNormOptionalRef"]);
-    std::vector<at::Tensor> work;
-    for (const at::Tensor& t : states) work.push_back(t.contiguous());
-    std::vector<at::Tensor> max_exp_avg_sqs;
-    if (amsgrad) max_exp_avg_sqs.push_back(work[3]);
-    at::_fused_adamw_({work[0]}, {v["grad"].contiguous()}, {work[1]}, {work[2]}, max_exp_avg_sqs,
-                      {v["step"].to(at::kFloat).reshape({})}, lr, beta1, beta2, weightDecay, eps, amsgrad, maximize,
-                      std::nullopt, std::nullopt);
-    for (size_t i = 0; i < states.size(); ++i) {
-      if (!work[i].is_same(states[i])) states[i].copy_(work[i]);
+    if (checks_inf && v["foundInfOptional"].item<float>() == 1.0f) return;
+    const std::optional<at::Tensor> grad_scale =
+        scaled ? std::optional<at::Tensor>(v["gradScaleOptional"]) : std::nullopt;
+    std::vector<at::Tensor>& params = v.list("paramsRef");
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (params[i].numel() == 0) continue;  // CANN leaves empty tensors out of the launch
+      // ATen's CPU kernel walks memory in order and stores the unscaled
+      // gradient: it runs on contiguous copies; the gradient's is dropped
+      // (an input of CANN's operator), the states' are written back.
+      std::vector<at::Tensor> states = {params[i], v.list("expAvgsRef")[i], v.list("expAvgSqsRef")[i]};
+      if (amsgrad) states.push_back(v.list("maxExpAvgSqsRef")[i]);
+      std::vector<at::Tensor> work;
+      for (const at::Tensor& t : states) work.push_back(t.contiguous().clone());
+      std::vector<at::Tensor> max_exp_avg_sqs;
+      if (amsgrad) max_exp_avg_sqs.push_back(work[3]);
+      at::_fused_adamw_({work[0]}, {v.list("grads")[i].contiguous().clone()}, {work[1]}, {work[2]}, max_exp_avg_sqs,
+                        {v.list("stateSteps")[i].to(at::kFloat).reshape({})}, lr, beta1, beta2, weightDecay, eps,
+                        amsgrad, maximize, grad_scale, std::nullopt);
+      for (size_t k = 0; k < states.size(); ++k) states[k].copy_(work[k]);
     }
   });
 }
-FSIM_PHASE2(aclnnApplyAdamWV2)
+FSIM_PHASE2(aclnnFusedAdamw)

@@ -27,12 +27,6 @@ constexpr DTypes kUnique{ACL_BOOL,  ACL_UINT8, ACL_INT8,  ACL_INT16,   ACL_INT32
 // aclnnUniqueConsecutive's dim for "no dim".
 constexpr int64_t kNoDim = 1000;
 
-int64_t elements(const aclTensor* t) {
-  int64_t n = 1;
-  for (int64_t d : t->viewDims) n *= d;
-  return n;
-}
-
 // CANN's range for dim: [-rank, rank - 1] (and 0 for a 0-dim self).
 bool unique_dim_in_range(const aclTensor* self, int64_t dim) {
   const auto rank = static_cast<int64_t>(self->viewDims.size());
@@ -67,7 +61,7 @@ aclnnStatus aclnnUnique2GetWorkspaceSize(const aclTensor* self, bool sorted, boo
   op.arg("inverseOut", inverseOut, {ACL_INT64}).arg("countsOut", countsOut, {ACL_INT64}).unrepeatable();
   op.require(!self || self->viewDims.size() <= 8, "self must have at most 8 dims");
   op.require(!self || !valueOut || self->dtype == valueOut->dtype, "valueOut must have self's dtype");
-  op.require(!self || !valueOut || (valueOut->viewDims.size() == 1 && valueOut->viewDims[0] == elements(self)),
+  op.require(!self || !valueOut || (valueOut->viewDims.size() == 1 && valueOut->viewDims[0] == viewElements(self)),
              "valueOut must be 1-D with room for every element of self");
   op.require(!(returnInverse || returnCounts) || !self || !inverseOut || inverseOut->viewDims == self->viewDims,
              "inverseOut must have self's shape");
@@ -95,7 +89,7 @@ aclnnStatus aclnnUniqueConsecutiveGetWorkspaceSize(const aclTensor* self, bool r
   op.require(!self || !valueOut || self->dtype == valueOut->dtype, "valueOut must have self's dtype");
   op.require(!self || dim == kNoDim || unique_dim_in_range(self, dim), "dim out of range");
   if (dim == kNoDim) {
-    op.require(!self || !valueOut || (valueOut->viewDims.size() == 1 && valueOut->viewDims[0] == elements(self)),
+    op.require(!self || !valueOut || (valueOut->viewDims.size() == 1 && valueOut->viewDims[0] == viewElements(self)),
                "valueOut must be 1-D with room for every element of self");
     op.require(!self || !inverseOut || inverseOut->viewDims == self->viewDims, "inverseOut must have self's shape");
     op.require(!returnCounts || !valueOut || !countsOut || countsOut->viewDims == valueOut->viewDims,

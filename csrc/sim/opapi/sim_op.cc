@@ -112,6 +112,13 @@ std::vector<bool> boolsOf(const aclBoolArray* array) { return array ? array->val
 
 // ---- Views ------------------------------------------------------------------
 
+int64_t viewElements(const aclTensor* t) {
+  if (t == nullptr) return 0;
+  int64_t n = 1;
+  for (int64_t d : t->viewDims) n *= d;
+  return n;
+}
+
 Views::Views(const aclOpExecutor& executor) : executor_(executor) {
   tensors_.reserve(executor.params.size());
   for (const Param& p : executor.params) {
@@ -233,6 +240,12 @@ bool Op::present(const char* name, const void* value) {
 Op& Op::arg(const char* name, const aclTensor* t, DTypes dtypes) { return tensor(name, t, dtypes, false); }
 Op& Op::optional(const char* name, const aclTensor* t, DTypes dtypes) { return tensor(name, t, dtypes, true); }
 Op& Op::arg(const char* name, const aclTensorList* l, DTypes dtypes) { return list(name, l, dtypes); }
+Op& Op::optional(const char* name, const aclTensorList* l, DTypes dtypes) {
+  if (l != nullptr) return list(name, l, dtypes);
+  const Role r = role(name);
+  if (status_ == ACLNN_SUCCESS) params_.push_back(Param{name, r, true, {}});
+  return *this;
+}
 
 Op& Op::arg(const char* name, const aclScalar* s, DTypes dtypes) {
   if (present(name, s)) checkDtype(name, s->dtype, dtypes);

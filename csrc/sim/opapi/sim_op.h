@@ -116,6 +116,9 @@ std::optional<aclDataType> aclDataTypeOf(at::ScalarType type);
 // A CPU tensor viewing an aclTensor's elements in simulated device memory.
 at::Tensor tensorOf(const aclTensor& tensor);
 
+// The element count of a tensor argument's view (0 for nullptr, which op.arg reports).
+int64_t viewElements(const aclTensor* tensor);
+
 // Values of scalar / array arguments, for capture at phase 1.
 at::Scalar scalarOf(const aclScalar* scalar);  // 0 for nullptr
 std::vector<at::Scalar> scalarsOf(const aclScalarList* list);
@@ -151,6 +154,8 @@ class Op {
   Op& arg(const char* name, const aclTensor* tensor, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclTensorList* list, DTypes dtypes = kAll);
   Op& optional(const char* name, const aclTensor* tensor, DTypes dtypes = kAll);
+  // An absent optional list is an empty one in Views::list.
+  Op& optional(const char* name, const aclTensorList* list, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclScalar* scalar, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclScalarList* list, DTypes dtypes = kAll);
   Op& arg(const char* name, const aclIntArray* array);

@@ -19,7 +19,6 @@
 #include "flagos/aclnn/aclnnAmax.h"
 #include "flagos/aclnn/aclnnAmin.h"
 #include "flagos/aclnn/aclnnAny.h"
-#include "flagos/aclnn/aclnnApplyAdamWV2.h"
 #include "flagos/aclnn/aclnnArange.h"
 #include "flagos/aclnn/aclnnArgMax.h"
 #include "flagos/aclnn/aclnnArgMin.h"
@@ -89,6 +88,7 @@
 #include "flagos/aclnn/aclnnForeachMulList.h"
 #include "flagos/aclnn/aclnnForeachMulScalar.h"
 #include "flagos/aclnn/aclnnForeachMulScalarV2.h"
+#include "flagos/aclnn/aclnnFusedAdamw.h"
 #include "flagos/aclnn/aclnnGather.h"
 #include "flagos/aclnn/aclnnGeScalar.h"
 #include "flagos/aclnn/aclnnGeTensor.h"
@@ -280,7 +280,6 @@
   X(aclnnAmax) \
   X(aclnnAmin) \
   X(aclnnAny) \
-  X(aclnnApplyAdamWV2) \
   X(aclnnArange) \
   X(aclnnArgMax) \
   X(aclnnArgMin) \
@@ -350,6 +349,7 @@
   X(aclnnForeachMulList) \
   X(aclnnForeachMulScalar) \
   X(aclnnForeachMulScalarV2) \
+  X(aclnnFusedAdamw) \
   X(aclnnGather) \
   X(aclnnGeScalar) \
   X(aclnnGeTensor) \
