@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "generated/impls.h"
+#include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnForeachAddListV2.h"
 #include "flagos/aclnn/aclnnForeachAddScalarV2.h"
@@ -45,6 +46,11 @@
 
 namespace flagos {
 namespace {
+
+using hw::Group;
+using hw::pick;
+using hw::Plan;
+using hw::plan_launches;
 
 void check_lengths(at::ArrayRef<at::TensorList> lists) {
   TORCH_CHECK(!lists[0].empty(), "Tensor list must have at least one tensor.");
@@ -74,49 +80,6 @@ bool fusable(at::ArrayRef<at::TensorList> lists, size_t i) {
 // A scalar that leaves the dtype as it is (no int32 + 0.5).
 bool keeps_dtype(const at::Tensor& t, const at::Scalar& scalar) {
   return at::result_type(t, scalar) == t.scalar_type();
-}
-
-// One fused launch: the indices whose tensors live on `device` with `dtype`.
-struct Group {
-  c10::DeviceIndex device;
-  at::ScalarType dtype;
-  std::vector<size_t> members;
-};
-
-struct Plan {
-  std::vector<Group> groups;    // in the order of their first index
-  std::vector<size_t> singles;  // indices that run the per-tensor op
-};
-
-template <typename Fusable>
-Plan plan_launches(at::TensorList self, Fusable fusable_at) {
-  Plan plan;
-  for (size_t i = 0; i < self.size(); ++i) {
-    if (!fusable_at(i)) {
-      plan.singles.push_back(i);
-      continue;
-    }
-    const c10::DeviceIndex device = self[i].device().index();
-    const at::ScalarType dtype = self[i].scalar_type();
-    auto group = std::find_if(plan.groups.begin(), plan.groups.end(),
-                              [&](const Group& g) { return g.device == device && g.dtype == dtype; });
-    if (group == plan.groups.end()) {
-      plan.groups.push_back({device, dtype, {i}});
-    } else {
-      group->members.push_back(i);
-    }
-  }
-  return plan;
-}
-
-// The tensors of `list` at the indices of `group`, in order.
-std::vector<at::Tensor> pick(at::TensorList list, const Group& group) {
-  std::vector<at::Tensor> picked;
-  picked.reserve(group.members.size());
-  for (size_t i : group.members) {
-    picked.push_back(list[i]);
-  }
-  return picked;
 }
 
 // The out-of-place results of a group: new tensors on the group's device,

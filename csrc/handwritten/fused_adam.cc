@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "generated/impls.h"
+#include "handwritten/support.h"
 #include "runtime/launch.h"
 #include "flagos/aclnn/aclnnForeachDivScalar.h"
 #include "flagos/aclnn/aclnnFusedAdamw.h"
@@ -51,44 +52,18 @@ at::Tensor on_device(const at::Tensor& t, c10::DeviceIndex device) {
   return t.device() == flagos_device(device) ? t : t.to(flagos_device(device));
 }
 
-// The parameters of one launch: non-empty, on `device`, of `dtype`.
-struct StepGroup {
-  c10::DeviceIndex device;
-  at::ScalarType dtype;
-  std::vector<size_t> members;
-};
-
-std::vector<StepGroup> group_parameters(at::TensorList params) {
-  std::vector<StepGroup> groups;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].numel() == 0) {
-      continue;  // nothing to step
-    }
-    const c10::DeviceIndex device = params[i].device().index();
-    const at::ScalarType dtype = params[i].scalar_type();
-    auto group = std::find_if(groups.begin(), groups.end(),
-                              [&](const StepGroup& g) { return g.device == device && g.dtype == dtype; });
-    if (group == groups.end()) {
-      groups.push_back({device, dtype, {i}});
-    } else {
-      group->members.push_back(i);
-    }
-  }
-  return groups;
-}
-
-std::vector<at::Tensor> members_of(at::TensorList list, const StepGroup& group) {
-  std::vector<at::Tensor> picked;
-  picked.reserve(group.members.size());
-  for (size_t i : group.members) {
-    picked.push_back(as_1d_if_0d(list[i]));
+// The tensors of `list` in `group`, a 0-dim one viewed as 1-D.
+std::vector<at::Tensor> members_of(at::TensorList list, const hw::Group& group) {
+  std::vector<at::Tensor> picked = hw::pick(list, group);
+  for (at::Tensor& t : picked) {
+    t = as_1d_if_0d(t);
   }
   return picked;
 }
 
 // ATen's unscaling: each gradient divided by grad_scale in place, unless
 // found_inf == 1 (the step is skipped and the gradients stay as they are).
-void unscale_gradients(const StepGroup& group, at::TensorList grads, const at::Tensor& grad_scale,
+void unscale_gradients(const hw::Group& group, at::TensorList grads, const at::Tensor& grad_scale,
                        const std::optional<at::Tensor>& found_inf) {
   at::Tensor divisor = on_device(grad_scale, group.device).to(at::kFloat).reshape({1});
   if (found_inf.has_value() && found_inf->defined()) {
@@ -146,7 +121,9 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
               ", beta1=", beta1, ", beta2=", beta2, ", weight_decay=", weight_decay);
   const bool scaled = grad_scale.has_value() && grad_scale->defined();
   const bool checks_inf = found_inf.has_value() && found_inf->defined();
-  for (const StepGroup& group : group_parameters(params)) {
+  // An empty parameter has nothing to step.
+  const hw::Plan plan = hw::plan_launches(params, [&](size_t i) { return params[i].numel() > 0; });
+  for (const hw::Group& group : plan.groups) {
     if (scaled) {
       unscale_gradients(group, grads, *grad_scale, found_inf);
     }
