@@ -113,20 +113,27 @@ bool nothing_to_write(const Written&... written) {
 
 // ---- sizes ---------------------------------------------------------------
 
+// A list of dims wrapped into [0, self.dim()) (flip's dims), as the
+// handwritten bodies passed them to CANN.
+inline std::vector<int64_t> wrapped_dims(at::IntArrayRef dims, const at::Tensor& self) {
+  std::vector<int64_t> wrapped;
+  for (const int64_t dim : dims) {
+    wrapped.push_back(at::maybe_wrap_dim(dim, self.dim()));
+  }
+  return wrapped;
+}
+
 // The dims a reduction runs over, wrapped: all of them when `dim` is absent
 // or empty, as for ATen's sum, mean, amax and amin.
 inline std::vector<int64_t> reduction_dims(at::OptionalIntArrayRef dim, const at::Tensor& self) {
-  std::vector<int64_t> dims;
   if (dim.has_value() && !dim->empty()) {
-    for (const int64_t d : *dim) {
-      dims.push_back(at::maybe_wrap_dim(d, self.dim()));
-    }
-  } else {
-    for (int64_t d = 0; d < self.dim(); ++d) {
-      dims.push_back(d);
-    }
+    return wrapped_dims(*dim, self);
   }
-  return dims;
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    all.push_back(d);
+  }
+  return all;
 }
 
 // The broadcast of three tensors' sizes (where, addcmul, lerp).
@@ -270,16 +277,6 @@ inline double rms_eps(std::optional<double> eps, const at::Tensor& input) {
 // argmax/argmin over all elements (dim absent): the tensor viewed as 1-D.
 inline at::Tensor flat_if_none(const at::Tensor& tensor, std::optional<int64_t> dim) {
   return dim.has_value() ? tensor : tensor.reshape({-1});
-}
-
-// A list of dims wrapped into [0, self.dim()) (flip's dims), as the
-// handwritten bodies passed them to CANN.
-inline std::vector<int64_t> wrapped_dims(at::IntArrayRef dims, const at::Tensor& self) {
-  std::vector<int64_t> wrapped;
-  for (const int64_t dim : dims) {
-    wrapped.push_back(at::maybe_wrap_dim(dim, self.dim()));
-  }
-  return wrapped;
 }
 
 // An index as the 1-D list the operators take: ATen accepts a 0-dim one
