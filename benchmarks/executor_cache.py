@@ -11,6 +11,10 @@ measures them too.
   constant lr and with a linear lr schedule (Trainer's default: a new lr
   every step); and the single-tensor AdamW (foreach=False), whose step size
   reaches ACLNN as an aclScalar.
+- Llama training: the decode benchmark's model, trained on a fixed batch
+  with fused AdamW and a linear lr schedule (Trainer's defaults), 10 steps
+  after 3 warm-up steps: the one miss a step of the MLP's fused loop
+  measured against a transformer's step.
 - Llama decode: transformers' LlamaForCausalLM from a tiny config (the
   models benchmark's), greedy generate of 16 tokens from a 5-token prompt,
   with the default dynamic KV cache and with the static one, each in a
@@ -64,25 +68,21 @@ def _difference(after: dict, before: dict) -> dict:
                                    if n != before["misses_by_operator"].get(op, 0)}}
 
 
-def adamw_training(steps: int, linear_schedule: bool = False, **options) -> dict:
-    """`options` go to torch.optim.AdamW (foreach=..., fused=...). With
+def _training(model, loss, steps: int, linear_schedule: bool, options: dict) -> dict:
+    """`steps` training steps of `model` after 3 warm-up steps, counted.
+    `options` go to torch.optim.AdamW (foreach=..., fused=...). With
     `linear_schedule`, the lr decays linearly to 0 over warm-up and measured
     steps, as Trainer's default scheduler does."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
-                                torch.nn.Linear(64, 8)).to(DEVICE)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
     warmup = 3
     schedule = None
     if linear_schedule:
         total = warmup + steps
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: (total - step) / total)
-    x = torch.randn(16, 32).to(DEVICE)
-    y = torch.randn(16, 8).to(DEVICE)
 
     def step():
         optimizer.zero_grad()
-        torch.nn.functional.mse_loss(model(x), y).backward()
+        loss().backward()
         optimizer.step()
         if schedule is not None:
             schedule.step()
@@ -100,13 +100,39 @@ def adamw_training(steps: int, linear_schedule: bool = False, **options) -> dict
     return result
 
 
+def adamw_training(steps: int, linear_schedule: bool = False, **options) -> dict:
+    """A small MLP's training loop (see _training)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                                torch.nn.Linear(64, 8)).to(DEVICE)
+    x = torch.randn(16, 32).to(DEVICE)
+    y = torch.randn(16, 8).to(DEVICE)
+    return _training(model, lambda: torch.nn.functional.mse_loss(model(x), y), steps, linear_schedule, options)
+
+
+def _tiny_llama_config():
+    import transformers
+
+    return transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+
+
+def llama_training(steps: int, linear_schedule: bool = False, **options) -> dict:
+    """The tiny LlamaForCausalLM's training loop on a fixed (2, 16) batch of
+    tokens, its loss from the labels (see _training)."""
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(_tiny_llama_config()).to(DEVICE)
+    tokens = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(1)).to(DEVICE)
+    return _training(model, lambda: model(tokens, labels=tokens).loss, steps, linear_schedule, options)
+
+
 def llama_decode(cache_implementation: str | None, new_tokens: int = 16) -> dict:
     import transformers
 
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
-    model = transformers.LlamaForCausalLM(config).eval().to(DEVICE)
+    model = transformers.LlamaForCausalLM(_tiny_llama_config()).eval().to(DEVICE)
     prompt = torch.randint(0, 64, (1, 5), generator=torch.Generator().manual_seed(1)).to(DEVICE)
     options = dict(max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False, pad_token_id=0)
     if cache_implementation is not None:
@@ -183,6 +209,7 @@ def run_all(quick: bool) -> dict:
                "adamw_training_fused_linear_schedule": adamw_training(20, linear_schedule=True, fused=True),
                "adamw_training_single_tensor": adamw_training(20, foreach=False)}
     try:
+        figures["llama_training_fused_linear_schedule"] = llama_training(10, linear_schedule=True, fused=True)
         figures["llama_decode_dynamic_cache"] = in_new_thread(lambda: llama_decode(None))
         figures["llama_decode_static_cache"] = in_new_thread(lambda: llama_decode("static"))
     except ImportError as missing:
