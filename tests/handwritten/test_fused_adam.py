@@ -210,3 +210,35 @@ def test_negative_control_tensor_lr(unguarded):
     args = kwargs()
     with rejected():
         OPS["adam"](*dev, lr=torch.tensor(args.pop("lr")), **args)
+
+
+def test_grad_scaler_with_an_overflow_step_matches_the_cpu():
+    """torch.amp.GradScaler with fused AdamW, unchanged user code: the scaler
+    passes grad_scale and found_inf to _fused_adamw_; the step whose loss
+    overflows is skipped on the device, as on the CPU."""
+
+    def train(device):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.GELU(), torch.nn.Linear(8, 3)).to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, fused=True)
+        scaler = torch.amp.GradScaler(torch.device(device).type, init_scale=2.0**16)
+        x = torch.randn(5, 6).to(device)
+        for i in range(4):
+            opt.zero_grad()
+            loss = model(x).square().sum()
+            if i == 1:
+                loss = loss * float("inf")
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        return [p.detach().cpu() for p in model.parameters()], scaler.get_scale()
+
+    torch_fl.sim.reset_stats()
+    dev, dev_scale = train(DEVICE)
+    stats = torch_fl.sim.stats()
+    cpu, cpu_scale = train("cpu")
+    assert stats["fallback_ops"] == {}
+    assert stats["op_launches"]["aclnnFusedAdamw"] == 4  # the overflow step launches too, and writes nothing
+    assert dev_scale == cpu_scale == 2.0**15  # the overflow halved the scale
+    for got, want in zip(dev, cpu):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
