@@ -98,6 +98,8 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
   check_list(op, "max_exp_avg_sqs", max_exp_avg_sqs, amsgrad ? n : 0);
   check_list(op, "state_steps", state_steps, n);
   for (size_t i = 0; i < n; ++i) {
+    TORCH_CHECK(params[i].is_privateuseone(), op, ": expected every parameter on a flagos device, got ",
+                params[i].device(), " at index ", i);
     const at::Tensor max_exp_avg_sq = amsgrad ? max_exp_avg_sqs[i] : at::Tensor();
     check_same_device(op, {{"param", params[i]},
                            {"grad", grads[i]},

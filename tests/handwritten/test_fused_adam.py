@@ -154,6 +154,10 @@ def test_checks_at_the_call():
         OPS["adamw"](dev[0], [dev[1][1], dev[1][0]], dev[2], dev[3], [], dev[5], **kwargs())
     with pytest.raises(RuntimeError, match=r"Expected all tensors to be on the same device"):
         OPS["adamw"](dev[0], [dev[1][0].to("flagos:1"), dev[1][1]], dev[2], dev[3], [], dev[5], **kwargs())
+    cpu_param = [dev[0][0], dev[0][1].cpu()]
+    with pytest.raises(RuntimeError, match=r"_fused_adamw_: expected every parameter on a flagos device, got cpu "
+                                           r"at index 1"):
+        OPS["adamw"](cpu_param, dev[1], dev[2], dev[3], [], dev[5], **kwargs())
     assert "aclnnFusedAdamw" not in torch_fl.sim.stats()["op_launches"]
 
 
