@@ -27,7 +27,6 @@
 #include <ATen/ops/neg.h>
 #include <c10/util/Exception.h>
 
-#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -63,11 +62,12 @@ std::vector<at::Tensor> members_of(at::TensorList list, const hw::Group& group) 
 
 // ATen's unscaling: each gradient divided by grad_scale in place, unless
 // found_inf == 1 (the step is skipped and the gradients stay as they are).
+// `found_inf` is on the group's device.
 void unscale_gradients(const hw::Group& group, at::TensorList grads, const at::Tensor& grad_scale,
                        const std::optional<at::Tensor>& found_inf) {
   at::Tensor divisor = on_device(grad_scale, group.device).to(at::kFloat).reshape({1});
-  if (found_inf.has_value() && found_inf->defined()) {
-    divisor = divisor.masked_fill(on_device(*found_inf, group.device).reshape({1}).eq(1), 1);
+  if (found_inf.has_value()) {
+    divisor = divisor.masked_fill(found_inf->reshape({1}).eq(1), 1);
   }
   // aclnnForeachDivScalar divides by a float32 divisor for float32 and
   // bfloat16 lists; a float16 list would need a float16 one, which rounds
@@ -126,8 +126,10 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
   // An empty parameter has nothing to step.
   const hw::Plan plan = hw::plan_launches(params, [&](size_t i) { return params[i].numel() > 0; });
   for (const hw::Group& group : plan.groups) {
+    const std::optional<at::Tensor> group_found_inf =
+        checks_inf ? std::optional<at::Tensor>(on_device(*found_inf, group.device)) : std::nullopt;
     if (scaled) {
-      unscale_gradients(group, grads, *grad_scale, found_inf);
+      unscale_gradients(group, grads, *grad_scale, group_found_inf);
     }
     std::vector<at::Tensor> group_grads;
     if (!decoupled_decay && weight_decay != 0) {
@@ -139,21 +141,14 @@ void fused_adam_step(const char* op, bool decoupled_decay, at::TensorList params
       group_grads = members_of(grads, group);
     }
     const bool negate = maximize && (decoupled_decay || weight_decay == 0);
-    // Steps of one dtype, float32 or int64, on the group's device (a CPU step is a number).
-    const at::ScalarType step_dtype = state_steps[group.members[0]].scalar_type();
-    const bool steps_as_they_are = (step_dtype == at::kFloat || step_dtype == at::kLong) &&
-                                   std::all_of(group.members.begin(), group.members.end(), [&](size_t i) {
-                                     return state_steps[i].scalar_type() == step_dtype;
-                                   });
+    // float32 steps on the group's device (a CPU step is a number): what
+    // torch.optim keeps for fused steps, and what CANN's operator casts to.
     std::vector<at::Tensor> steps;
     for (size_t i : group.members) {
-      const at::Tensor step = on_device(state_steps[i], group.device);
-      steps.push_back(as_1d_if_0d(steps_as_they_are ? step : step.to(at::kFloat)));
+      steps.push_back(as_1d_if_0d(on_device(state_steps[i], group.device).to(at::kFloat)));
     }
     const std::vector<at::Tensor> group_params = members_of(params, group);
     const std::vector<at::Tensor> group_maxs = amsgrad ? members_of(max_exp_avg_sqs, group) : std::vector<at::Tensor>();
-    const std::optional<at::Tensor> group_found_inf =
-        checks_inf ? std::optional<at::Tensor>(on_device(*found_inf, group.device)) : std::nullopt;
     // flagos-lint: allow-launch-device(each (device, dtype) group launches on its own device)
     FLAGOS_GUARDED_LAUNCH(launch_device_of(group_params[0]), aclnnFusedAdamw, group_params, group_grads,
                           members_of(exp_avgs, group), members_of(exp_avg_sqs, group),
