@@ -31,21 +31,6 @@ namespace {
 constexpr DTypes kForeachTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32};
 constexpr DTypes kForeachFloatTypes{ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
-// Every list as long as the first, element i of each with the shape and dtype of the first's.
-bool same_layout(std::initializer_list<const aclTensorList*> lists) {
-  const aclTensorList* first = *lists.begin();
-  for (const aclTensorList* list : lists) {
-    if (first == nullptr || list == nullptr) return true;  // op.arg reports it
-    if (list->tensors.size() != first->tensors.size()) return false;
-    for (size_t i = 0; i < list->tensors.size(); ++i) {
-      const aclTensor* a = first->tensors[i];
-      const aclTensor* b = list->tensors[i];
-      if (a != nullptr && b != nullptr && (a->viewDims != b->viewDims || a->dtype != b->dtype)) return false;
-    }
-  }
-  return true;
-}
-
 constexpr const char* kLayout = "every list must have the length of x, and element i the shape and dtype of x[i]";
 
 }  // namespace

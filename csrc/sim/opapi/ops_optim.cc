@@ -15,16 +15,11 @@ inline constexpr DTypes kStepDtypes{ACL_FLOAT, ACL_INT64};
 
 size_t count(const aclTensorList* list) { return list ? list->tensors.size() : 0; }
 
-// Whether every tensor of `list` has `dtype` (`reference`'s element i's shape
-// too, when given).
-bool all_like(const aclTensorList* list, aclDataType dtype, const aclTensorList* reference = nullptr) {
-  if (!list) return true;
-  for (size_t i = 0; i < list->tensors.size(); ++i) {
-    const aclTensor* t = list->tensors[i];
-    if (!t || t->dtype != dtype) return false;
-    if (reference && (i >= reference->tensors.size() || !reference->tensors[i] ||
-                      reference->tensors[i]->viewDims != t->viewDims))
-      return false;
+// Whether every tensor of `list` has its first one's dtype.
+bool one_dtype(const aclTensorList* list) {
+  if (!list || list->tensors.empty() || !list->tensors[0]) return true;  // op.arg reports it
+  for (const aclTensor* t : list->tensors) {
+    if (t && t->dtype != list->tensors[0]->dtype) return false;
   }
   return true;
 }
@@ -73,18 +68,11 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(const aclTensorList* paramsRef, cons
   op.require(!amsgrad || maxExpAvgSqsRef, "maxExpAvgSqsRef is required when amsgrad is true");
   const size_t n = count(paramsRef);
   op.require(n > 0, "paramsRef must not be empty");
-  op.require(count(grads) == n && count(expAvgsRef) == n && count(expAvgSqsRef) == n && count(stateSteps) == n &&
-                 (!maxExpAvgSqsRef || count(maxExpAvgSqsRef) == n),
-             "every list must have as many tensors as paramsRef");
-  if (n > 0 && paramsRef->tensors[0] && stateSteps && count(stateSteps) > 0 && stateSteps->tensors[0]) {
-    const aclDataType dtype = paramsRef->tensors[0]->dtype;
-    op.require(all_like(paramsRef, dtype) && all_like(grads, dtype, paramsRef) &&
-                   all_like(expAvgsRef, dtype, paramsRef) && all_like(expAvgSqsRef, dtype, paramsRef) &&
-                   all_like(maxExpAvgSqsRef, dtype, paramsRef),
-               "paramsRef, grads, expAvgsRef, expAvgSqsRef and maxExpAvgSqsRef must have one dtype, and one shape "
-               "index by index");
-    op.require(all_like(stateSteps, stateSteps->tensors[0]->dtype), "stateSteps must have one dtype");
-  }
+  op.require(same_layout({paramsRef, grads, expAvgsRef, expAvgSqsRef, maxExpAvgSqsRef}) && count(stateSteps) == n,
+             "every list must have as many tensors as paramsRef, and element i of grads, expAvgsRef, expAvgSqsRef "
+             "and maxExpAvgSqsRef the shape and dtype of paramsRef[i]");
+  op.require(one_dtype(paramsRef), "paramsRef must have one dtype");
+  op.require(one_dtype(stateSteps), "stateSteps must have one dtype");
   op.require(dims_1_to_8(paramsRef), "each of paramsRef must have 1 to 8 dims");
   op.require(one_element_each(stateSteps), "each of stateSteps must have one element");
   const bool scaled = gradScaleOptional != nullptr;

@@ -119,6 +119,20 @@ int64_t viewElements(const aclTensor* t) {
   return n;
 }
 
+bool same_layout(std::initializer_list<const aclTensorList*> lists) {
+  const aclTensorList* first = *lists.begin();
+  for (const aclTensorList* list : lists) {
+    if (first == nullptr || list == nullptr) return true;
+    if (list->tensors.size() != first->tensors.size()) return false;
+    for (size_t i = 0; i < list->tensors.size(); ++i) {
+      const aclTensor* a = first->tensors[i];
+      const aclTensor* b = list->tensors[i];
+      if (a != nullptr && b != nullptr && (a->viewDims != b->viewDims || a->dtype != b->dtype)) return false;
+    }
+  }
+  return true;
+}
+
 Views::Views(const aclOpExecutor& executor) : executor_(executor) {
   tensors_.reserve(executor.params.size());
   for (const Param& p : executor.params) {

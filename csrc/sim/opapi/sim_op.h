@@ -119,6 +119,11 @@ at::Tensor tensorOf(const aclTensor& tensor);
 // The element count of a tensor argument's view (0 for nullptr, which op.arg reports).
 int64_t viewElements(const aclTensor* tensor);
 
+// Every list as long as the first, element i of each with the shape and
+// dtype of the first's. A nullptr list ends the check (op.arg reports it;
+// an absent optional list has nothing to compare).
+bool same_layout(std::initializer_list<const aclTensorList*> lists);
+
 // Values of scalar / array arguments, for capture at phase 1.
 at::Scalar scalarOf(const aclScalar* scalar);  // 0 for nullptr
 std::vector<at::Scalar> scalarsOf(const aclScalarList* list);
